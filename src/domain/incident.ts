@@ -1,0 +1,46 @@
+/** Incident rules. Pure. */
+import type { GeoPoint } from './timer.js';
+
+export const INCIDENT_STATUSES = ['active', 'acknowledged', 'resolved', 'false_alarm'] as const;
+export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
+export const OPEN_INCIDENT: readonly IncidentStatus[] = ['active', 'acknowledged'];
+
+export interface Incident {
+  id: string;
+  timerId: string;
+  userId: string;
+  status: IncidentStatus;
+  /** the deadline that passed */
+  deadline: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  acknowledgedAt?: Date;
+  acknowledgedBy?: string;
+  resolvedAt?: Date;
+  resolvedBy?: string;
+  locationName?: string;
+  location?: GeoPoint;
+  displayName?: string;
+  /** fence of the sweep that opened it */
+  fence: number;
+}
+
+export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';
+
+export type IncidentDecision =
+  | { kind: 'apply'; from: readonly IncidentStatus[]; to: IncidentStatus }
+  | { kind: 'noop' }
+  | { kind: 'conflict' };
+
+const TARGET: Record<IncidentCommand, IncidentStatus> = {
+  acknowledge: 'acknowledged',
+  resolve: 'resolved',
+  false_alarm: 'false_alarm',
+};
+
+export function decideIncident(command: IncidentCommand, status: IncidentStatus): IncidentDecision {
+  const to = TARGET[command];
+  if (status === to) return { kind: 'noop' };
+  if (command === 'acknowledge') return status === 'active' ? { kind: 'apply', from: ['active'], to } : { kind: 'conflict' };
+  return OPEN_INCIDENT.includes(status) ? { kind: 'apply', from: OPEN_INCIDENT, to } : { kind: 'conflict' };
+}

@@ -1,0 +1,81 @@
+/**
+ * Timer rules. Pure: no I/O, no clock reads. Stores turn a `Transition` into one
+ * compare-and-swap ("move X from one of `from` to `to`").
+ */
+export const TIMER_STATUSES = ['active', 'extended', 'safe', 'cancelled', 'expired'] as const;
+export type TimerStatus = (typeof TIMER_STATUSES)[number];
+
+/** States in which the deadline is still running. */
+export const LIVE: readonly TimerStatus[] = ['active', 'extended'];
+export const TERMINAL: readonly TimerStatus[] = ['safe', 'cancelled', 'expired'];
+export const isLive = (s: TimerStatus): boolean => LIVE.includes(s);
+
+/** Where the escalation of an expired timer stands: the timer row is its own outbox. */
+export type EscalationState = 'none' | 'pending' | 'done';
+
+export interface GeoPoint {
+  lat: number;
+  lng: number;
+}
+
+export interface Timer {
+  id: string;
+  userId: string;
+  status: TimerStatus;
+  startedAt: Date;
+  expiresAt: Date;
+  resolvedAt?: Date;
+  updatedAt: Date;
+  locationName?: string;
+  location?: GeoPoint;
+  /** display name of the person, from the token at arm time; used in SOS texts */
+  displayName?: string;
+  extensions: number;
+  escalation: EscalationState;
+  incidentId?: string;
+  /** fence number of the sweep that expired the timer (0 when swept without a lock) */
+  expiredByFence?: number;
+}
+
+export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';
+
+/**
+ * What a command does to a timer in a given state:
+ * - `apply`: CAS from `from` to `to`;
+ * - `noop`: the command already took effect, answer with the current state;
+ * - `false_alarm`: I'm-safe after the SOS: the timer stays expired, the incident resolves;
+ * - `conflict`: the command cannot apply in this state (409 with the current state).
+ */
+export type Decision =
+  | { kind: 'apply'; from: readonly TimerStatus[]; to: TimerStatus }
+  | { kind: 'noop' }
+  | { kind: 'false_alarm' }
+  | { kind: 'conflict' };
+
+export const TARGET: Record<TimerCommand, TimerStatus> = {
+  extend: 'extended',
+  safe: 'safe',
+  cancel: 'cancelled',
+  expire: 'expired',
+};
+
+export function decide(command: TimerCommand, status: TimerStatus): Decision {
+  if (isLive(status)) return { kind: 'apply', from: LIVE, to: TARGET[command] };
+  switch (command) {
+    case 'safe':
+      if (status === 'safe') return { kind: 'noop' };
+      if (status === 'expired') return { kind: 'false_alarm' };
+      return { kind: 'conflict' };
+    case 'cancel':
+      return status === 'cancelled' ? { kind: 'noop' } : { kind: 'conflict' };
+    case 'expire':
+      // the sweep skips anything not live; no error, nothing to do
+      return { kind: 'noop' };
+    case 'extend':
+      return { kind: 'conflict' };
+  }
+}
+
+/** A live timer is due when its deadline is at or before `now` (the store's clock). */
+export const isDue = (t: Pick<Timer, 'status' | 'expiresAt'>, now: Date): boolean =>
+  isLive(t.status) && t.expiresAt.getTime() <= now.getTime();

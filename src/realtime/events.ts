@@ -1,0 +1,119 @@
+/**
+ * Socket.IO event names and payloads: part of the public contract (DESIGN.md,
+ * "Interface"). Every payload carries a stable `eventId`, the same each time the same
+ * fact is published (a repaired escalation may publish twice), so clients dedupe.
+ */
+import type { Delivery } from '../domain/delivery.js';
+import type { Incident } from '../domain/incident.js';
+import type { Timer } from '../domain/timer.js';
+
+export const EVENT_NAMES = [
+  'timer.armed',
+  'timer.extended',
+  'timer.safe',
+  'timer.cancelled',
+  'timer.expired',
+  'sos.triggered',
+  'incident.updated',
+  'delivery.updated',
+] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export type TimerEventName = Extract<EventName, `timer.${string}`>;
+
+export interface VigilEvent {
+  name: EventName;
+  eventId: string;
+  /** owner of the timer / incident: the event goes to `user:<userId>` */
+  userId: string;
+  /** also to moderators (`admins` room) */
+  toAdmins: boolean;
+  payload: Record<string, unknown>;
+}
+
+/** Where events go: the Socket.IO server, or nothing in a worker-only test. */
+export interface EventPublisher {
+  publish(event: VigilEvent): void;
+}
+
+const iso = (d?: Date) => d?.toISOString();
+
+export function timerView(t: Timer) {
+  return {
+    id: t.id,
+    userId: t.userId,
+    status: t.status,
+    startedAt: iso(t.startedAt),
+    expiresAt: iso(t.expiresAt),
+    resolvedAt: iso(t.resolvedAt),
+    updatedAt: iso(t.updatedAt),
+    locationName: t.locationName,
+    location: t.location,
+    extensions: t.extensions,
+    incidentId: t.incidentId,
+  };
+}
+
+export function incidentView(i: Incident) {
+  return {
+    id: i.id,
+    timerId: i.timerId,
+    userId: i.userId,
+    status: i.status,
+    deadline: iso(i.deadline),
+    createdAt: iso(i.createdAt),
+    updatedAt: iso(i.updatedAt),
+    acknowledgedAt: iso(i.acknowledgedAt),
+    acknowledgedBy: i.acknowledgedBy,
+    resolvedAt: iso(i.resolvedAt),
+    resolvedBy: i.resolvedBy,
+    locationName: i.locationName,
+    location: i.location,
+    displayName: i.displayName,
+  };
+}
+
+/** Deliveries as moderators see them; the phone is masked (they read full numbers over REST). */
+export function deliveryView(d: Delivery, maskPhone: (p: string) => string) {
+  return {
+    key: d.key,
+    incidentId: d.incidentId,
+    contactId: d.contactId,
+    contactName: d.contactName,
+    phone: maskPhone(d.phone),
+    kind: d.kind,
+    status: d.status,
+    attempts: d.attempts,
+    carrier: d.carrier,
+    lastError: d.lastError,
+    nextAttemptAt: iso(d.nextAttemptAt),
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+export function timerEvent(name: TimerEventName, t: Timer): VigilEvent {
+  // extensions makes each extension a distinct fact; the others happen once per timer
+  const eventId = name === 'timer.extended' ? `${name}:${t.id}:${t.extensions}` : `${name}:${t.id}`;
+  return { name, eventId, userId: t.userId, toAdmins: name === 'timer.expired', payload: { eventId, timer: timerView(t) } };
+}
+
+export function sosEvent(i: Incident): VigilEvent {
+  const eventId = `sos.triggered:${i.id}`;
+  return { name: 'sos.triggered', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+}
+
+export function incidentEvent(i: Incident): VigilEvent {
+  const eventId = `incident.updated:${i.id}:${i.status}`;
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+}
+
+export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): VigilEvent {
+  const eventId = `delivery.updated:${d.key}:${d.status}:${d.attempts}`;
+  return {
+    name: 'delivery.updated',
+    eventId,
+    userId: d.userId,
+    toAdmins: true,
+    payload: { eventId, delivery: deliveryView(d, maskPhone) },
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * The carrier port: send one text. Adapters never throw for a carrier answer; they
+ * classify it: `retryable` (429, 5xx, timeouts, network) or permanent (bad number,
+ * blocked, auth). Adapters: console.ts, twilio.ts, fast2sms.ts, failover.ts.
+ */
+export interface OutgoingSms {
+  to: string;
+  body: string;
+  /** the delivery key; sent as the carrier's idempotency key on every attempt */
+  idempotencyKey: string;
+}
+
+export type SendResult =
+  | { ok: true; carrier: string; providerMessageId: string }
+  | { ok: false; carrier: string; retryable: boolean; code: string };
+
+export interface Carrier {
+  readonly name: string;
+  send(sms: OutgoingSms): Promise<SendResult>;
+}

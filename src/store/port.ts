@@ -1,0 +1,115 @@
+/**
+ * The storage port. The store is the only source of truth; every state change is one
+ * compare-and-swap that returns the new record or `null` when the record was not in an
+ * allowed state. Due-ness is decided by `now()`, the store's own clock.
+ * Adapters: ./sqlite/sqlite-store.ts (embedded), ./mongo/ (cluster).
+ */
+import type { Contact } from '../domain/contact.js';
+import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
+import type { Incident, IncidentStatus } from '../domain/incident.js';
+import type { GeoPoint, Timer, TimerStatus } from '../domain/timer.js';
+
+export interface NewTimer {
+  id: string;
+  userId: string;
+  startedAt: Date;
+  expiresAt: Date;
+  locationName?: string;
+  location?: GeoPoint;
+  displayName?: string;
+}
+
+export interface IdempotencyClaim {
+  key: string;
+  /** hash of the request body: the same key with another body is refused */
+  fingerprint: string;
+}
+
+export type ArmResult =
+  | { kind: 'created'; timer: Timer }
+  | { kind: 'replayed'; timer: Timer }
+  /** the same Idempotency-Key was used with a different body */
+  | { kind: 'idempotency_mismatch' }
+  /** the person already has a live timer */
+  | { kind: 'live_timer_exists'; timer: Timer };
+
+export interface NewDelivery {
+  key: string;
+  contactId: string;
+  contactName: string;
+  phone: string;
+  kind: DeliveryKind;
+  body: string;
+}
+
+export interface ChangedSince {
+  /** only records whose updatedAt is strictly after this */
+  since?: Date;
+  limit?: number;
+}
+
+export interface DeliveryOutcome {
+  status: 'sent' | 'pending' | 'failed' | 'dead';
+  carrier: string;
+  providerMessageId?: string;
+  error?: string;
+  nextAttemptAt?: Date;
+}
+
+export interface Store {
+  /** The store's clock; everything due is decided against it. */
+  now(): Promise<Date>;
+  /** Readiness of the underlying connection. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+
+  // ── timers ────────────────────────────────────────────────────────────────
+  /** Create a live timer; at most one live timer per person; honours an idempotency claim. */
+  armTimer(t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult>;
+  /** One timer, only if it belongs to `userId` (omit `userId` for moderators). */
+  getTimer(id: string, userId?: string): Promise<Timer | null>;
+  /** A person's timers, newest first, optionally by status / changed since. */
+  listTimers(userId: string, filter?: { status?: TimerStatus } & ChangedSince): Promise<Timer[]>;
+  /** CAS live → extended, adding `seconds` to the deadline; only before the deadline and below the caps. */
+  extendTimer(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Promise<Timer | null>;
+  /** CAS live → safe | cancelled. */
+  resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null>;
+  /** CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`. */
+  claimDueTimers(limit: number, fence: number): Promise<Timer[]>;
+  /** Expired timers whose escalation is still pending (crash repair), oldest deadline first. */
+  pendingEscalations(limit: number): Promise<Timer[]>;
+  /** CAS escalation pending → done, recording the incident. */
+  markEscalated(timerId: string, incidentId: string): Promise<boolean>;
+  /** Live timers past their deadline: how many and the oldest deadline (queue age). */
+  overdue(): Promise<{ count: number; oldest?: Date }>;
+
+  // ── incidents ─────────────────────────────────────────────────────────────
+  /** Create the incident of an expired timer, or return the existing one (unique per timer). */
+  openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }>;
+  getIncident(id: string): Promise<Incident | null>;
+  incidentForTimer(timerId: string): Promise<Incident | null>;
+  listIncidents(filter?: { status?: IncidentStatus } & ChangedSince): Promise<Incident[]>;
+  /** CAS incident from one of `from` to `to`, recording who did it. */
+  transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null>;
+
+  // ── deliveries ────────────────────────────────────────────────────────────
+  /** Insert deliveries that do not exist yet (unique per key); returns all of the incident's deliveries. */
+  addDeliveries(incident: Incident, list: NewDelivery[]): Promise<Delivery[]>;
+  deliveriesFor(incidentIds: string[]): Promise<Delivery[]>;
+  getDelivery(key: string): Promise<Delivery | null>;
+  /** Lease up to `limit` deliveries that are due (pending and due, or sending with a lapsed lease), counting the attempt. */
+  claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]>;
+  /** CAS sending(attempt) → outcome. `null` if the lease was lost to another dispatcher. */
+  recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null>;
+  /** Move a delivery forward on a carrier receipt; `null` when it would move backwards or repeat. */
+  applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null>;
+  /** SMS counted against the caps: deliveries created for `userId` since `since`. */
+  countDeliveriesSince(userId: string, since: Date): Promise<number>;
+  /** Oldest due pending delivery and the number of dead letters. */
+  deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
+
+  // ── contacts ──────────────────────────────────────────────────────────────
+  getContacts(userId: string): Promise<Contact[]>;
+  /** Replace the whole list atomically. */
+  replaceContacts(userId: string, contacts: Contact[]): Promise<Contact[]>;
+}
