@@ -20,7 +20,7 @@ export class ConsoleCarrier implements Carrier {
   async send(sms: OutgoingSms): Promise<SendResult> {
     this.outbox.push(sms);
     if (this.outbox.length > this.keep) this.outbox.shift();
-    this.log.info({ to: maskPhone(sms.to), key: sms.idempotencyKey, chars: sms.body.length }, 'simulated SMS');
+    this.log.info({ recipient: maskPhone(sms.to), key: sms.idempotencyKey, chars: sms.body.length }, 'simulated SMS');
     return { ok: true, carrier: this.name, providerMessageId: `simulated:${sms.idempotencyKey}` };
   }
 }

@@ -1,0 +1,66 @@
+/** Moderator use cases: read the board, acknowledge, resolve. */
+import type { Delivery } from '../domain/delivery.js';
+import { Conflict, NotFound } from '../domain/errors.js';
+import { decideIncident, type Incident, type IncidentCommand, type IncidentStatus } from '../domain/incident.js';
+import type { Metrics } from '../metrics.js';
+import { incidentEvent, type EventPublisher } from '../realtime/events.js';
+import type { Store } from '../store/port.js';
+
+export interface IncidentWithDeliveries {
+  incident: Incident;
+  deliveries: Delivery[];
+}
+
+export class IncidentService {
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventPublisher,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** Incidents with their deliveries; `cursor` works as in TimerService.list. */
+  async list(filter: { status?: IncidentStatus; since?: Date; limit?: number }): Promise<{ items: IncidentWithDeliveries[]; cursor: Date }> {
+    const cursor = new Date((await this.store.now()).getTime() - 1);
+    return { items: await this.withDeliveries(await this.store.listIncidents(filter)), cursor };
+  }
+
+  private async withDeliveries(incidents: Incident[]): Promise<IncidentWithDeliveries[]> {
+    const deliveries = await this.store.deliveriesFor(incidents.map((i) => i.id));
+    const by = new Map<string, Delivery[]>();
+    for (const d of deliveries) by.set(d.incidentId, [...(by.get(d.incidentId) ?? []), d]);
+    return incidents.map((incident) => ({ incident, deliveries: by.get(incident.id) ?? [] }));
+  }
+
+  async get(id: string): Promise<IncidentWithDeliveries> {
+    const incident = await this.store.getIncident(id);
+    if (!incident) throw NotFound('incident_not_found', `no incident ${id}`);
+    return { incident, deliveries: await this.store.deliveriesFor([id]) };
+  }
+
+  acknowledge(id: string, by: string): Promise<Incident> {
+    return this.command(id, 'acknowledge', by);
+  }
+
+  resolve(id: string, by: string): Promise<Incident> {
+    return this.command(id, 'resolve', by);
+  }
+
+  private async command(id: string, command: IncidentCommand, by: string): Promise<Incident> {
+    for (let i = 0; i < 3; i++) {
+      const cur = await this.store.getIncident(id);
+      if (!cur) throw NotFound('incident_not_found', `no incident ${id}`);
+      const d = decideIncident(command, cur.status);
+      if (d.kind === 'noop') return cur;
+      if (d.kind === 'conflict')
+        throw Conflict('incident_wrong_state', `cannot ${command} an incident that is ${cur.status}`, { status: cur.status });
+      const moved = await this.store.transitionIncident(id, d.from, d.to, by);
+      if (moved) {
+        this.events.publish(incidentEvent(moved));
+        return moved;
+      }
+      // someone else moved it between our read and our CAS: decide again on the new state
+      this.metrics.casConflicts.inc({ command });
+    }
+    throw Conflict('incident_busy', 'the incident kept changing; try again');
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Timer use cases: what the REST API does for a person. Each command is one CAS in the
+ * store; when the CAS finds the timer in another state, the domain decides whether
+ * that is an idempotent repeat (answer with the current state) or a conflict.
+ */
+import { deliveryKey } from '../domain/delivery.js';
+import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
+import { decideIncident, type Incident } from '../domain/incident.js';
+import { checkDuration, type TimerLimits } from '../domain/limits.js';
+import { allClearMessage } from '../domain/messages.js';
+import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
+import type { Metrics } from '../metrics.js';
+import { incidentEvent, timerEvent, timerView, type EventPublisher } from '../realtime/events.js';
+import type { Store } from '../store/port.js';
+import { newId } from './ids.js';
+
+export interface ArmInput {
+  durationSeconds: number;
+  locationName?: string;
+  location?: GeoPoint;
+}
+
+export interface Caller {
+  userId: string;
+  displayName?: string;
+}
+
+export interface CommandResult {
+  timer: Timer;
+  /** set when I'm-safe arrived after the SOS */
+  incident?: Incident;
+}
+
+const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);
+const wrongState = (t: Timer, command: TimerCommand) =>
+  Conflict('timer_wrong_state', `cannot ${command} a timer that is ${t.status}`, { status: t.status, timer: timerView(t) });
+
+export class TimerService {
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventPublisher,
+    private readonly limits: TimerLimits,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
+    checkDuration(this.limits, input.durationSeconds, 'durationSeconds');
+    const now = await this.store.now();
+    const r = await this.store.armTimer(
+      {
+        id: newId('tmr'),
+        userId: caller.userId,
+        startedAt: now,
+        expiresAt: new Date(now.getTime() + input.durationSeconds * 1000),
+        locationName: input.locationName,
+        location: input.location,
+        displayName: caller.displayName,
+      },
+      idem,
+    );
+    switch (r.kind) {
+      case 'created':
+        this.events.publish(timerEvent('timer.armed', r.timer));
+        return { timer: r.timer, replayed: false };
+      case 'replayed':
+        return { timer: r.timer, replayed: true };
+      case 'idempotency_mismatch':
+        throw new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+      case 'live_timer_exists':
+        throw Conflict('live_timer_exists', 'you already have a running timer; extend, check in or cancel it first', {
+          timer: r.timer.id,
+          status: r.timer.status,
+        });
+    }
+  }
+
+  async get(caller: Caller, id: string): Promise<Timer> {
+    const t = await this.store.getTimer(id, caller.userId);
+    if (!t) throw notFound(id);
+    return t;
+  }
+
+  /**
+   * A person's timers. `cursor` is the store's time read before the query, less 1 ms:
+   * passing it back as `since` returns everything that changed after this read
+   * (possibly again, never missing any), which is how clients catch up after a reconnect.
+   */
+  async list(userId: string, filter: { status?: TimerStatus; since?: Date; limit?: number }): Promise<{ timers: Timer[]; cursor: Date }> {
+    const cursor = new Date((await this.store.now()).getTime() - 1);
+    return { timers: await this.store.listTimers(userId, filter), cursor };
+  }
+
+  async extend(caller: Caller, id: string, seconds: number): Promise<CommandResult> {
+    checkDuration(this.limits, seconds, 'seconds');
+    const done = await this.store.extendTimer(id, caller.userId, seconds, {
+      maxExtensions: this.limits.maxExtensions,
+      maxTotalSeconds: this.limits.maxTotalSeconds,
+    });
+    if (done) {
+      this.events.publish(timerEvent('timer.extended', done));
+      return { timer: done };
+    }
+    this.metrics.casConflicts.inc({ command: 'extend' });
+    const cur = await this.get(caller, id);
+    if (decide('extend', cur.status).kind === 'apply') {
+      // live, so one of the extension rules refused it
+      if (cur.extensions >= this.limits.maxExtensions)
+        throw Conflict('extension_limit', `a timer can be extended at most ${this.limits.maxExtensions} times`, { status: cur.status });
+      if (cur.expiresAt.getTime() <= (await this.store.now()).getTime())
+        throw Conflict('deadline_passed', 'the deadline has passed; the timer can no longer be extended', { status: cur.status });
+      throw Invalid('total_duration_exceeded', `a timer cannot run longer than ${this.limits.maxTotalSeconds} seconds in total`, {
+        status: cur.status,
+        maxTotalSeconds: this.limits.maxTotalSeconds,
+      });
+    }
+    throw wrongState(cur, 'extend');
+  }
+
+  async checkIn(caller: Caller, id: string): Promise<CommandResult> {
+    return this.resolve(caller, id, 'safe');
+  }
+
+  async cancel(caller: Caller, id: string): Promise<CommandResult> {
+    return this.resolve(caller, id, 'cancel');
+  }
+
+  private async resolve(caller: Caller, id: string, command: 'safe' | 'cancel'): Promise<CommandResult> {
+    const to = command === 'safe' ? 'safe' : 'cancelled';
+    const done = await this.store.resolveTimer(id, caller.userId, to);
+    if (done) {
+      this.events.publish(timerEvent(command === 'safe' ? 'timer.safe' : 'timer.cancelled', done));
+      return { timer: done };
+    }
+    const cur = await this.get(caller, id);
+    const d = decide(command, cur.status);
+    if (d.kind === 'noop') return { timer: cur };
+    if (d.kind === 'false_alarm') return this.falseAlarm(caller, cur);
+    this.metrics.casConflicts.inc({ command });
+    throw wrongState(cur, command);
+  }
+
+  /** I'm safe after the SOS: the timer stays expired, the incident becomes a false alarm, contacts hear they are safe. */
+  private async falseAlarm(caller: Caller, timer: Timer): Promise<CommandResult> {
+    let incident = await this.store.incidentForTimer(timer.id);
+    if (!incident) {
+      throw Conflict('escalation_in_progress', 'the SOS for this timer is being sent right now; retry in a second', {
+        status: timer.status,
+        retryAfterSeconds: 1,
+      });
+    }
+    for (let i = 0; i < 3; i++) {
+      const d = decideIncident('false_alarm', incident.status);
+      if (d.kind === 'noop') return { timer, incident };
+      if (d.kind === 'conflict') return { timer, incident }; // a moderator already closed it: nothing to undo
+      const moved = await this.store.transitionIncident(incident.id, d.from, d.to, caller.userId);
+      if (moved) {
+        await this.queueAllClear(moved, caller);
+        this.events.publish(incidentEvent(moved));
+        return { timer, incident: moved };
+      }
+      this.metrics.casConflicts.inc({ command: 'false_alarm' });
+      incident = (await this.store.getIncident(incident.id)) ?? incident;
+    }
+    return { timer, incident };
+  }
+
+  /** One all-clear per contact that was sent the SOS (same recipients, same idempotency scheme). */
+  private async queueAllClear(incident: Incident, caller: Caller): Promise<void> {
+    const sos = (await this.store.deliveriesFor([incident.id])).filter((d) => d.kind === 'sos');
+    const body = allClearMessage({ personName: incident.displayName ?? caller.displayName });
+    await this.store.addDeliveries(
+      incident,
+      sos.map((d) => ({
+        key: deliveryKey(incident.id, d.contactId, 'all_clear'),
+        contactId: d.contactId,
+        contactName: d.contactName,
+        phone: d.phone,
+        kind: 'all_clear' as const,
+        body,
+      })),
+    );
+  }
+}

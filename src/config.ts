@@ -1,0 +1,124 @@
+/**
+ * Environment → typed, validated configuration. The only module that reads
+ * process.env (through `loadConfig(env)`). A bad value stops start-up with a message
+ * naming the variable.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import cron from 'node-cron';
+import { z } from 'zod';
+
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+const optStr = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+export const EnvSchema = z.object({
+  PORT: int(3000).pipe(z.number().max(65535)),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  MONGODB_URI: optStr,
+  REDIS_URL: optStr,
+  JWT_SECRET: optStr.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  REPLICA_ID: optStr,
+  TIMER_MIN_SECONDS: int(60, 1),
+  TIMER_MAX_SECONDS: int(86400, 1),
+  TIMER_MAX_EXTENSIONS: int(10),
+  TIMER_MAX_TOTAL_SECONDS: int(172800, 1),
+  SWEEP_CRON: z
+    .string()
+    .default('* * * * * *')
+    .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
+  SWEEP_BATCH_SIZE: int(500, 1),
+  SWEEP_CONCURRENCY: int(16, 1),
+  LOCK_NAME: z.string().min(1).default('vigil:sweep'),
+  LOCK_TTL_MS: int(10000, 100),
+  DELIVERY_MAX_ATTEMPTS: int(6, 1),
+  DELIVERY_BACKOFF_BASE_MS: int(2000, 1),
+  DELIVERY_BACKOFF_CAP_MS: int(300000, 1),
+  DELIVERY_LEASE_MS: int(30000, 100),
+  DELIVERY_MAX_IN_FLIGHT: int(50, 1),
+  SHUTDOWN_TIMEOUT_MS: int(25000, 0),
+  BODY_LIMIT: z.string().default('16kb'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  mode: 'embedded' | 'cluster';
+  port: number;
+  host: string;
+  dataDir: string;
+  sqliteFile: string;
+  mongodbUri?: string;
+  redisUrl?: string;
+  jwtSecret: string;
+  logLevel: Env['LOG_LEVEL'];
+  replicaId: string;
+  limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
+  sweep: { cron: string; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
+  delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
+  shutdownTimeoutMs: number;
+  bodyLimit: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** The embedded JWT secret: generated once and kept in DATA_DIR so tokens survive restarts. */
+function embeddedSecret(dataDir: string): string {
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.TIMER_MAX_SECONDS < e.TIMER_MIN_SECONDS) throw new ConfigError('TIMER_MAX_SECONDS: must be >= TIMER_MIN_SECONDS');
+  if (e.TIMER_MAX_TOTAL_SECONDS < e.TIMER_MAX_SECONDS) throw new ConfigError('TIMER_MAX_TOTAL_SECONDS: must be >= TIMER_MAX_SECONDS');
+  const cluster = Boolean(e.REDIS_URL || e.MONGODB_URI);
+  if (cluster && !e.JWT_SECRET) throw new ConfigError('JWT_SECRET: required when REDIS_URL or MONGODB_URI is set (replicas must share it)');
+  const dataDir = resolve(e.DATA_DIR);
+  return {
+    mode: cluster ? 'cluster' : 'embedded',
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    sqliteFile: join(dataDir, 'vigil.db'),
+    mongodbUri: e.MONGODB_URI,
+    redisUrl: e.REDIS_URL,
+    jwtSecret: e.JWT_SECRET ?? embeddedSecret(dataDir),
+    logLevel: e.LOG_LEVEL,
+    replicaId: e.REPLICA_ID ?? `${hostname()}-${process.pid}`,
+    limits: {
+      minSeconds: e.TIMER_MIN_SECONDS,
+      maxSeconds: e.TIMER_MAX_SECONDS,
+      maxExtensions: e.TIMER_MAX_EXTENSIONS,
+      maxTotalSeconds: e.TIMER_MAX_TOTAL_SECONDS,
+    },
+    sweep: { cron: e.SWEEP_CRON, batchSize: e.SWEEP_BATCH_SIZE, concurrency: e.SWEEP_CONCURRENCY, lockName: e.LOCK_NAME, lockTtlMs: e.LOCK_TTL_MS },
+    delivery: {
+      maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
+      baseMs: e.DELIVERY_BACKOFF_BASE_MS,
+      capMs: e.DELIVERY_BACKOFF_CAP_MS,
+      leaseMs: e.DELIVERY_LEASE_MS,
+      maxInFlight: e.DELIVERY_MAX_IN_FLIGHT,
+    },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    bodyLimit: e.BODY_LIMIT,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The Express app: request ids and logs, metrics, health, the /v1 API, errors.
+ * It receives everything it needs; it knows no adapter.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import type { IncidentService } from '../app/incidents.js';
+import type { TimerService } from '../app/timers.js';
+import type { Metrics } from '../metrics.js';
+import type { Store } from '../store/port.js';
+import { adminOnly, bearer } from './auth.js';
+import { errorHandler, notFoundHandler, sendError } from './errors.js';
+import { adminRoutes } from './routes/admin.js';
+import { contactRoutes } from './routes/contacts.js';
+import { timerRoutes } from './routes/timers.js';
+
+export interface AppDeps {
+  store: Store;
+  timers: TimerService;
+  incidents: IncidentService;
+  metrics: Metrics;
+  log: Logger;
+  jwtSecret: string;
+  bodyLimit: string;
+  /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
+  draining: () => boolean;
+  /** extra readiness checks (e.g. the lock service), each answering ok or not */
+  readiness?: Record<string, () => Promise<boolean>>;
+  /** routers mounted before the API (e.g. carrier receipts, the console) */
+  extra?: { path: string; router: Router }[];
+  openapi?: object;
+}
+
+/** The route template (`/v1/timers/:id`), never the URL: ids must not become metric labels. */
+function routeLabel(req: Request, res: Response): string {
+  if (!req.route) return 'unmatched';
+  const base = typeof res.locals.base === 'string' ? res.locals.base : req.baseUrl;
+  const path = `${base}${String(req.route.path)}`;
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/** Remembers where a router is mounted; Express resets baseUrl once the router is left. */
+const markBase = (req: Request, res: Response, next: NextFunction) => {
+  res.locals.base = req.baseUrl;
+  next();
+};
+
+export function createApp(d: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.set('query parser', 'simple');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.header('x-request-id');
+    req.requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.requestId);
+    const start = performance.now();
+    res.on('finish', () => {
+      const route = routeLabel(req, res);
+      const seconds = (performance.now() - start) / 1000;
+      d.metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      if (route !== '/metrics' && route !== '/livez' && route !== '/readyz') {
+        d.log.info({ reqId: req.requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      }
+    });
+    next();
+  });
+
+  app.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    if (d.draining()) return sendError(res, 503, 'draining', 'this replica is shutting down');
+    const checks: Record<string, boolean> = { store: await d.store.ping().catch(() => false) };
+    for (const [name, check] of Object.entries(d.readiness ?? {})) checks[name] = await check().catch(() => false);
+    const ok = checks.store === true; // the lock is for efficiency: its absence does not make us unready
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', d.metrics.registry.contentType);
+    res.send(await d.metrics.registry.metrics());
+  });
+  if (d.openapi) {
+    const doc = d.openapi;
+    app.get('/openapi.json', (_req, res) => {
+      res.json(doc);
+    });
+  }
+
+  for (const e of d.extra ?? []) app.use(e.path, e.router);
+
+  const api = express.Router();
+  api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
+  api.use(bearer(d.jwtSecret));
+  api.use('/timers', markBase, timerRoutes(d.timers));
+  api.use('/me/contacts', markBase, contactRoutes(d.store));
+  api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
+  app.use('/v1', api);
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(d.log));
+  return app;
+}

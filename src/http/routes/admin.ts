@@ -1,0 +1,51 @@
+/** /v1/admin: the moderators' view (role "admin"). */
+import { Router } from 'express';
+import type { IncidentService, IncidentWithDeliveries } from '../../app/incidents.js';
+import type { TimerService } from '../../app/timers.js';
+import { deliveryView, incidentView, timerView } from '../../realtime/events.js';
+import { principal } from '../auth.js';
+import { EmptyBody, IdParam, IncidentQuery, parse, TimerQuery } from '../validation.js';
+
+// moderators call the contacts, so the REST view carries the full number (events mask it)
+const fullPhone = (p: string) => p;
+const view = ({ incident, deliveries }: IncidentWithDeliveries) => ({
+  ...incidentView(incident),
+  deliveries: deliveries.map((d) => deliveryView(d, fullPhone)),
+});
+
+export function adminRoutes(incidents: IncidentService, timers: TimerService): Router {
+  const r = Router();
+
+  r.get('/incidents', async (req, res) => {
+    const q = parse(IncidentQuery, req.query, 'query');
+    const { items, cursor } = await incidents.list(q);
+    res.json({ incidents: items.map(view), cursor: cursor.toISOString() });
+  });
+
+  r.get('/incidents/:id', async (req, res) => {
+    res.json({ incident: view(await incidents.get(parse(IdParam, req.params.id, 'incident id'))) });
+  });
+
+  r.post('/incidents/:id/ack', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const id = parse(IdParam, req.params.id, 'incident id');
+    await incidents.acknowledge(id, principal(req).userId);
+    res.json({ incident: view(await incidents.get(id)) });
+  });
+
+  r.post('/incidents/:id/resolve', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const id = parse(IdParam, req.params.id, 'incident id');
+    await incidents.resolve(id, principal(req).userId);
+    res.json({ incident: view(await incidents.get(id)) });
+  });
+
+  // support: "is her timer still running?"
+  r.get('/users/:userId/timers', async (req, res) => {
+    const q = parse(TimerQuery, req.query, 'query');
+    const { timers: list, cursor } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
+    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), serverTime: new Date(cursor.getTime() + 1).toISOString() });
+  });
+
+  return r;
+}

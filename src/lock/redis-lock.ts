@@ -1,0 +1,201 @@
+/**
+ * Lock adapter for cluster mode: one Redis key per lock name holding the holder's
+ * token (`SET NX PX`), token-checked release/extend, and a per-name fence counter.
+ * The scripts live in ./redis/*.lua; they are loaded once at connect and reloaded
+ * when Redis answers NOSCRIPT (it forgets them on restart or failover).
+ *
+ * Redis keeps nothing durable here: after a restart locks are free and fences
+ * start again from 1. That is fine because the lock only saves work — the store's
+ * compare-and-swap keeps escalations exactly-once (DESIGN.md, invariant 3) and the
+ * fence is for diagnosis.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { createClient } from 'redis';
+import { Unavailable } from '../domain/errors.js';
+import type { Lease, Lock } from './port.js';
+
+export interface RedisLockOptions {
+  /** `redis://…` URL of the Redis that holds the locks. Required. */
+  url: string;
+  /** Prefix of every key written; the fence of lock `n` is `<prefix>n:fence`. Default `vigil:lock:`. */
+  keyPrefix?: string;
+  /** Goes into every token (`<replicaId>:<uuid>`) so `holder()` names the replica. Default `<hostname>:<pid>`. */
+  replicaId?: string;
+  /** How long `connect()` waits for the first connection; also each TCP connect attempt's limit. Default 5000. */
+  connectTimeoutMs?: number;
+  /** A command without an answer after this long fails, so a hung Redis cannot stall a tick. Default 2000. */
+  commandTimeoutMs?: number;
+  /** Cap of the (jittered, exponential) delay between reconnect attempts, which never stop. Default 2000. */
+  maxReconnectDelayMs?: number;
+  /** Receives every client error, failed reconnects included; the client recovers by itself. Default: ignore. */
+  onError?: (err: Error) => void;
+}
+
+type Client = ReturnType<typeof newClient>;
+type ScriptName = 'acquire' | 'release' | 'extend';
+
+// Read once per process; the build copies src/**/*.lua next to the compiled file.
+const SOURCES: Readonly<Record<ScriptName, string>> = {
+  acquire: readFileSync(new URL('./redis/acquire.lua', import.meta.url), 'utf8'),
+  release: readFileSync(new URL('./redis/release.lua', import.meta.url), 'utf8'),
+  extend: readFileSync(new URL('./redis/extend.lua', import.meta.url), 'utf8'),
+};
+
+export class RedisLock implements Lock {
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly client: Client,
+    private readonly options: Required<RedisLockOptions>,
+    private readonly shas: Record<ScriptName, string>,
+  ) {}
+
+  /** Connect, load the scripts, and return the lock; rejects (`unavailable`) when Redis cannot be reached in time. */
+  static async connect(options: RedisLockOptions): Promise<RedisLock> {
+    const o: Required<RedisLockOptions> = {
+      url: options.url,
+      keyPrefix: options.keyPrefix ?? 'vigil:lock:',
+      replicaId: options.replicaId ?? `${hostname()}:${process.pid}`,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      commandTimeoutMs: options.commandTimeoutMs ?? 2_000,
+      maxReconnectDelayMs: options.maxReconnectDelayMs ?? 2_000,
+      onError: options.onError ?? (() => {}),
+    };
+    let lastError: Error | undefined;
+    const client = newClient(o);
+    // Without a listener, an 'error' event would crash the process.
+    client.on('error', (err: unknown) => {
+      lastError = err instanceof Error ? err : new Error(String(err));
+      o.onError(lastError);
+    });
+
+    try {
+      await withDeadline(client.connect(), o.connectTimeoutMs, () => lastError);
+      const shas = {
+        acquire: await client.scriptLoad(SOURCES.acquire),
+        release: await client.scriptLoad(SOURCES.release),
+        extend: await client.scriptLoad(SOURCES.extend),
+      };
+      return new RedisLock(client, o, shas);
+    } catch (err) {
+      client.destroy();
+      throw Unavailable('lock_unavailable', 'redis lock: cannot connect to Redis', err);
+    }
+  }
+
+  async acquire(name: string, ttlMs: number): Promise<Lease | null> {
+    const key = this.key(name);
+    const token = `${this.options.replicaId}:${randomUUID()}`;
+    const reply = await this.run('acquire', name, [key, `${key}:fence`], [token, px(ttlMs)]);
+    if (reply === null) return null;
+    return this.lease(name, key, token, Number(reply));
+  }
+
+  /** The holder's token (`<replicaId>:<uuid>`), or null when the lock is free. */
+  async holder(name: string): Promise<string | null> {
+    try {
+      return await this.client.get(this.key(name));
+    } catch (err) {
+      throw unavailable('holder', name, err);
+    }
+  }
+
+  /** Close the connection (pending commands finish first); safe to call twice. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (!this.client.isOpen) return;
+      try {
+        await this.client.close();
+      } catch {
+        this.client.destroy();
+      }
+    })();
+    return this.closing;
+  }
+
+  private lease(name: string, key: string, token: string, fence: number): Lease {
+    let released = false;
+    return {
+      token,
+      fence,
+      extend: async (ttlMs: number) => {
+        if (released) return false;
+        return (await this.run('extend', name, [key], [token, px(ttlMs)])) === 1;
+      },
+      release: async () => {
+        if (released) return;
+        await this.run('release', name, [key], [token]);
+        released = true;
+      },
+    };
+  }
+
+  private key(name: string): string {
+    return `${this.options.keyPrefix}${name}`;
+  }
+
+  /** EVALSHA; on NOSCRIPT (Redis restarted or flushed its script cache) load the script again and retry once. */
+  private async run(script: ScriptName, name: string, keys: string[], args: string[]): Promise<unknown> {
+    const evalsha = () =>
+      this.client.sendCommand<unknown>(['EVALSHA', this.shas[script], String(keys.length), ...keys, ...args]);
+    try {
+      try {
+        return await evalsha();
+      } catch (err) {
+        if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
+        this.shas[script] = await this.client.scriptLoad(SOURCES[script]);
+        return await evalsha();
+      }
+    } catch (err) {
+      throw unavailable(script, name, err);
+    }
+  }
+}
+
+function newClient(o: Required<RedisLockOptions>) {
+  return createClient({
+    url: o.url,
+    // While disconnected, commands fail at once instead of queueing until Redis is back:
+    // a tick must learn now that it has no lock, not hang.
+    disableOfflineQueue: true,
+    commandOptions: { timeout: o.commandTimeoutMs },
+    socket: {
+      connectTimeout: o.connectTimeoutMs,
+      // Never give up: a safety service must recover by itself when Redis returns.
+      reconnectStrategy: (retries) => reconnectDelay(retries, o.maxReconnectDelayMs),
+    },
+  });
+}
+
+function unavailable(op: string, name: string, cause: unknown) {
+  return Unavailable('lock_unavailable', `redis lock: ${op} of "${name}" failed`, cause);
+}
+
+/** Redis wants a positive integer number of milliseconds. */
+function px(ttlMs: number): string {
+  if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new RangeError(`lock ttl must be a positive number of ms, got ${ttlMs}`);
+  return String(Math.ceil(ttlMs));
+}
+
+/** 50 ms doubling up to `cap`, with jitter so replicas do not reconnect in lockstep. */
+function reconnectDelay(retries: number, cap: number): number {
+  const base = Math.min(cap, 50 * 2 ** Math.min(retries, 16));
+  return Math.round(base / 2 + (Math.random() * base) / 2);
+}
+
+/** Resolve with `work`, or reject after `ms` naming the last known error as the cause. */
+async function withDeadline(work: Promise<unknown>, ms: number, lastError: () => Error | undefined): Promise<void> {
+  // `work` may settle after we gave up (the client is destroyed then): keep that quiet.
+  work.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no connection within ${ms} ms`, { cause: lastError() })), ms);
+  });
+  try {
+    await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

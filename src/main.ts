@@ -1,0 +1,178 @@
+/**
+ * Composition root: config → adapters → services → HTTP + Socket.IO + ticks.
+ * The only module that knows every adapter. Shutdown runs in reverse order of start-up.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { IncidentService } from './app/incidents.js';
+import { TimerService } from './app/timers.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { makeLimits } from './domain/limits.js';
+import { createApp } from './http/app.js';
+import { InProcessLock } from './lock/in-process-lock.js';
+import type { Lock } from './lock/port.js';
+import { createLogger, type Logger } from './log.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { createRealtime, type Realtime } from './realtime/server.js';
+import { ConsoleCarrier } from './sms/console.js';
+import type { Carrier } from './sms/port.js';
+import type { Store } from './store/port.js';
+import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { Dispatcher } from './worker/dispatcher.js';
+import { Escalator } from './worker/escalator.js';
+import { Scheduler } from './worker/scheduler.js';
+import { Sweeper } from './worker/sweeper.js';
+
+export interface Vigil {
+  config: Config;
+  url: string;
+  port: number;
+  store: Store;
+  lock: Lock;
+  carrier: Carrier;
+  metrics: Metrics;
+  log: Logger;
+  sweeper: Sweeper;
+  dispatcher: Dispatcher;
+  scheduler: Scheduler;
+  /** graceful stop; safe to call twice */
+  stop(): Promise<void>;
+}
+
+/** Things a caller (tests, scripts) may supply instead of what config selects. */
+export interface Overrides {
+  carrier?: Carrier;
+  lock?: Lock;
+  logger?: Logger;
+  /** do not start the cron ticks (tests drive sweeps by hand) */
+  manualTicks?: boolean;
+}
+
+async function openStore(config: Config, log: Logger): Promise<Store> {
+  if (config.mongodbUri) throw new ConfigError('MONGODB_URI: the MongoDB store is not available in this build');
+  log.info({ file: config.sqliteFile }, 'embedded SQLite store');
+  return SqliteStore.open({ file: config.sqliteFile });
+}
+
+async function openLock(config: Config): Promise<Lock> {
+  if (config.redisUrl) throw new ConfigError('REDIS_URL: the Redis lock is not available in this build');
+  return new InProcessLock();
+}
+
+export async function startVigil(config: Config, o: Overrides = {}): Promise<Vigil> {
+  const log = o.logger ?? createLogger({ level: config.logLevel, base: { replica: config.replicaId } });
+  const metrics = createMetrics({ replica: config.replicaId });
+  const limits = makeLimits(config.limits);
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+    cleanups.length = 0;
+  };
+  try {
+    const store = await openStore(config, log);
+    cleanups.push(() => store.close());
+    metrics.observeStore(store);
+    const lock = o.lock ?? (await openLock(config));
+    cleanups.push(() => lock.close());
+    const carrier: Carrier = o.carrier ?? new ConsoleCarrier(log);
+
+    let draining = false;
+    const http: Server = createServer();
+    const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log });
+    const timers = new TimerService(store, realtime.publisher, limits, metrics);
+    const incidents = new IncidentService(store, realtime.publisher, metrics);
+    const app = createApp({ store, timers, incidents, metrics, log, jwtSecret: config.jwtSecret, bodyLimit: config.bodyLimit, draining: () => draining });
+    http.on('request', app);
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(config.port, config.host, () => resolve());
+    });
+    cleanups.push(async () => {
+      await realtime.close();
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => http.closeAllConnections(), 2000);
+        http.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        http.closeIdleConnections();
+      });
+    });
+
+    const escalator = new Escalator(store, realtime.publisher, metrics, log);
+    const sweeper = new Sweeper(store, lock, escalator, metrics, log, {
+      lockName: config.sweep.lockName,
+      lockTtlMs: config.sweep.lockTtlMs,
+      batchSize: config.sweep.batchSize,
+      concurrency: config.sweep.concurrency,
+    });
+    const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
+      maxInFlight: config.delivery.maxInFlight,
+      leaseMs: config.delivery.leaseMs,
+      retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
+    });
+    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
+    if (!o.manualTicks) scheduler.start();
+    cleanups.push(() => scheduler.stop());
+
+    const port = (http.address() as AddressInfo).port;
+    const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+    log.info({ url, mode: config.mode, store: 'sqlite', lock: config.redisUrl ? 'redis' : 'in-process', carrier: carrier.name }, 'Vigil is listening');
+
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        draining = true;
+        log.info('shutting down: readiness off, ticks stopping, sweep finishing');
+        await closeAll();
+        log.info('shutdown complete');
+      })());
+    return { config, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, stop };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+async function runFromCommandLine(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+  const vigil = await startVigil(config).catch((err: unknown) => {
+    process.stderr.write(`Vigil could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+  if (config.mode === 'embedded') {
+    process.stderr.write(
+      `\nVigil is running on ${vigil.url} (embedded: ${config.sqliteFile})\n` +
+        `Mint a development token:  npm run token -- --user alice [--admin] [--name "Alice"]\n` +
+        `Then: curl -H "Authorization: Bearer <token>" ${vigil.url}/v1/timers\n\n`,
+    );
+  }
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (++signals > 1) {
+      vigil.log.warn({ sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    const hard = setTimeout(() => {
+      vigil.log.error('shutdown took longer than SHUTDOWN_TIMEOUT_MS; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    hard.unref();
+    void vigil.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  void runFromCommandLine();
+}

@@ -1,0 +1,137 @@
+/**
+ * Every Prometheus metric, in one registry per process (no module singletons).
+ * Names use base units (`_seconds`, `_total`); labels never carry a user, timer,
+ * phone or room id. Store-derived gauges are read from the store at scrape time,
+ * so every replica reports the same value and `max()` across replicas is right.
+ */
+import client from 'prom-client';
+
+export interface StoreGauges {
+  overdue(): Promise<{ count: number; oldest?: Date }>;
+  deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
+  now(): Promise<Date>;
+}
+
+const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120];
+
+export function createMetrics(opts: { replica: string; collectDefault?: boolean }) {
+  const registry = new client.Registry();
+  registry.setDefaultLabels({ replica: opts.replica });
+  if (opts.collectDefault !== false) client.collectDefaultMetrics({ register: registry, prefix: 'vigil_' });
+  const r = [registry];
+  let gauges: StoreGauges | undefined;
+  const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
+
+  const m = {
+    registry,
+    sweepDuration: new client.Histogram({
+      name: 'vigil_sweep_duration_seconds',
+      help: 'Duration of one sweep (lock held, claims and escalations)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: r,
+    }),
+    sweepClaimed: new client.Histogram({
+      name: 'vigil_sweep_claimed_timers',
+      help: 'Timers claimed (expired) per sweep',
+      buckets: [0, 1, 5, 10, 50, 100, 500, 1000, 5000],
+      registers: r,
+    }),
+    sweeps: new client.Counter({ name: 'vigil_sweeps_total', help: 'Sweeps by outcome', labelNames: ['outcome'], registers: r }),
+    lastSweep: new client.Gauge({
+      name: 'vigil_last_successful_sweep_timestamp_seconds',
+      help: 'Unix time of the last sweep that completed without error on this replica',
+      registers: r,
+    }),
+    escalated: new client.Counter({ name: 'vigil_timers_escalated_total', help: 'Timers escalated to an SOS incident', registers: r }),
+    escalationLag: new client.Histogram({
+      name: 'vigil_escalation_lag_seconds',
+      help: 'Time from a timer deadline to its incident being opened',
+      buckets: LAG_BUCKETS,
+      registers: r,
+    }),
+    escalationErrors: new client.Counter({ name: 'vigil_escalation_errors_total', help: 'Escalations that failed and were left pending for repair', registers: r }),
+    casConflicts: new client.Counter({
+      name: 'vigil_cas_conflicts_total',
+      help: 'Compare-and-swap transitions that found the record in another state',
+      labelNames: ['command'],
+      registers: r,
+    }),
+    lockAcquisitions: new client.Counter({
+      name: 'vigil_lock_acquisitions_total',
+      help: 'Sweep lock attempts by result (won, contended, error)',
+      labelNames: ['result'],
+      registers: r,
+    }),
+    lockHeld: new client.Histogram({
+      name: 'vigil_lock_held_seconds',
+      help: 'How long the sweep lock was held',
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+      registers: r,
+    }),
+    lockExtensions: new client.Counter({ name: 'vigil_lock_extensions_total', help: 'Lock lease extensions by result', labelNames: ['result'], registers: r }),
+    lockHolder: new client.Gauge({ name: 'vigil_lock_holder', help: '1 while this replica holds the sweep lock', registers: r }),
+    lockUnavailable: new client.Gauge({
+      name: 'vigil_lock_unavailable',
+      help: '1 while the lock service cannot be reached and this replica sweeps without a lock',
+      registers: r,
+    }),
+    deliveries: new client.Counter({
+      name: 'vigil_deliveries_total',
+      help: 'Delivery attempts by carrier and outcome (sent, retry, failed, dead)',
+      labelNames: ['carrier', 'outcome'],
+      registers: r,
+    }),
+    loopErrors: new client.Counter({ name: 'vigil_loop_errors_total', help: 'Errors caught in background loops', labelNames: ['loop'], registers: r }),
+    httpDuration: new client.Histogram({
+      name: 'vigil_http_request_duration_seconds',
+      help: 'HTTP request duration by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: r,
+    }),
+    sockets: new client.Gauge({ name: 'vigil_socketio_connections', help: 'Open Socket.IO connections on this replica', registers: r }),
+    overdue: new client.Gauge({
+      name: 'vigil_timers_overdue',
+      help: 'Live timers past their deadline and not yet escalated (store-wide)',
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await gauges.overdue()).count);
+      },
+    }),
+    overdueAge: new client.Gauge({
+      name: 'vigil_timers_overdue_oldest_age_seconds',
+      help: 'Age of the oldest overdue timer: the queue age (store-wide)',
+      registers: r,
+      async collect() {
+        if (!gauges) return;
+        const [o, now] = await Promise.all([gauges.overdue(), gauges.now()]);
+        this.set(age(now, o.oldest));
+      },
+    }),
+    deliveryAge: new client.Gauge({
+      name: 'vigil_delivery_oldest_pending_age_seconds',
+      help: 'Age of the oldest delivery due and not yet sent (store-wide)',
+      registers: r,
+      async collect() {
+        if (!gauges) return;
+        const [b, now] = await Promise.all([gauges.deliveryBacklog(), gauges.now()]);
+        this.set(age(now, b.oldestDue));
+      },
+    }),
+    deadLetters: new client.Gauge({
+      name: 'vigil_deliveries_dead',
+      help: 'Deliveries in the dead-letter state (store-wide)',
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await gauges.deliveryBacklog()).dead);
+      },
+    }),
+    /** Connect the store-derived gauges (after the store is open). */
+    observeStore(g: StoreGauges) {
+      gauges = g;
+    },
+  };
+  return m;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,141 @@
+/** Row ↔ domain mapping for the SQLite adapter. Times are epoch milliseconds. */
+import type { Contact } from '../../domain/contact.js';
+import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
+import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import type { EscalationState, Timer, TimerStatus } from '../../domain/timer.js';
+
+export interface TimerRow {
+  id: string;
+  user_id: string;
+  status: TimerStatus;
+  started_at: number;
+  expires_at: number;
+  resolved_at: number | null;
+  updated_at: number;
+  location_name: string | null;
+  lat: number | null;
+  lng: number | null;
+  display_name: string | null;
+  extensions: number;
+  escalation: EscalationState;
+  incident_id: string | null;
+  expired_by_fence: number | null;
+}
+
+export interface IncidentRow {
+  id: string;
+  timer_id: string;
+  user_id: string;
+  status: IncidentStatus;
+  deadline: number;
+  created_at: number;
+  updated_at: number;
+  acknowledged_at: number | null;
+  acknowledged_by: string | null;
+  resolved_at: number | null;
+  resolved_by: string | null;
+  location_name: string | null;
+  lat: number | null;
+  lng: number | null;
+  display_name: string | null;
+  fence: number;
+}
+
+export interface DeliveryRow {
+  key: string;
+  incident_id: string;
+  user_id: string;
+  contact_id: string;
+  contact_name: string;
+  phone: string;
+  kind: DeliveryKind;
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  carrier: string | null;
+  provider_message_id: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ContactRow {
+  id: string;
+  name: string;
+  phone: string;
+}
+
+const date = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms));
+const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+const point = (lat: number | null, lng: number | null) => (lat === null || lng === null ? undefined : { lat, lng });
+
+/** Drop undefined fields so records compare equal across adapters. */
+function compact<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+export function toTimer(r: TimerRow): Timer {
+  return compact({
+    id: r.id,
+    userId: r.user_id,
+    status: r.status,
+    startedAt: new Date(r.started_at),
+    expiresAt: new Date(r.expires_at),
+    resolvedAt: date(r.resolved_at),
+    updatedAt: new Date(r.updated_at),
+    locationName: opt(r.location_name),
+    location: point(r.lat, r.lng),
+    displayName: opt(r.display_name),
+    extensions: r.extensions,
+    escalation: r.escalation,
+    incidentId: opt(r.incident_id),
+    expiredByFence: opt(r.expired_by_fence),
+  });
+}
+
+export function toIncident(r: IncidentRow): Incident {
+  return compact({
+    id: r.id,
+    timerId: r.timer_id,
+    userId: r.user_id,
+    status: r.status,
+    deadline: new Date(r.deadline),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    acknowledgedAt: date(r.acknowledged_at),
+    acknowledgedBy: opt(r.acknowledged_by),
+    resolvedAt: date(r.resolved_at),
+    resolvedBy: opt(r.resolved_by),
+    locationName: opt(r.location_name),
+    location: point(r.lat, r.lng),
+    displayName: opt(r.display_name),
+    fence: r.fence,
+  });
+}
+
+export function toDelivery(r: DeliveryRow): Delivery {
+  return compact({
+    key: r.key,
+    incidentId: r.incident_id,
+    userId: r.user_id,
+    contactId: r.contact_id,
+    contactName: r.contact_name,
+    phone: r.phone,
+    kind: r.kind,
+    body: r.body,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: new Date(r.next_attempt_at),
+    leaseUntil: date(r.lease_until),
+    carrier: opt(r.carrier),
+    providerMessageId: opt(r.provider_message_id),
+    lastError: opt(r.last_error),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  });
+}
+
+export const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, phone: r.phone });

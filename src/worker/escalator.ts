@@ -1,0 +1,46 @@
+/**
+ * Completes the escalation of an expired timer. Every step is idempotent, so the
+ * same timer can be escalated again after a crash at any line:
+ *   open incident (unique per timer) → add deliveries (unique per key) → publish → mark done.
+ */
+import type { Logger } from 'pino';
+import { newId } from '../app/ids.js';
+import { deliveryKey } from '../domain/delivery.js';
+import { sosMessage } from '../domain/messages.js';
+import type { Timer } from '../domain/timer.js';
+import type { Metrics } from '../metrics.js';
+import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
+import type { Store } from '../store/port.js';
+
+export class Escalator {
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventPublisher,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {}
+
+  async escalate(timer: Timer, fence: number): Promise<void> {
+    const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));
+    if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
+    const contacts = await this.store.getContacts(timer.userId);
+    const body = sosMessage({
+      personName: timer.displayName,
+      locationName: timer.locationName,
+      location: timer.location,
+      deadline: timer.expiresAt,
+    });
+    await this.store.addDeliveries(
+      incident,
+      contacts.map((c) => ({ key: deliveryKey(incident.id, c.id, 'sos'), contactId: c.id, contactName: c.name, phone: c.phone, kind: 'sos' as const, body })),
+    );
+    this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
+    this.events.publish(sosEvent(incident));
+    const marked = await this.store.markEscalated(timer.id, incident.id);
+    if (marked) this.metrics.escalated.inc();
+    this.log.info(
+      { timer: timer.id, incident: incident.id, fence, contacts: contacts.length, repaired: !created, lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime() },
+      'SOS escalated',
+    );
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The node-cron ticks of a replica: sweep (under the lock) and dispatch (leases).
+ * Ticks never throw; `stop()` stops the ticks and waits for the running sweep and
+ * the sends in flight. Safe to call twice.
+ */
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.js';
+import type { Dispatcher } from './dispatcher.js';
+import type { Sweeper } from './sweeper.js';
+
+export class Scheduler {
+  private tasks: ScheduledTask[] = [];
+  private sweeping: Promise<unknown> = Promise.resolve();
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly sweeper: Sweeper,
+    private readonly dispatcher: Dispatcher,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly expression: string,
+  ) {}
+
+  start(): void {
+    const guard = (loop: string, fn: () => Promise<unknown>) => async () => {
+      try {
+        await fn();
+      } catch (err) {
+        this.metrics.loopErrors.inc({ loop });
+        this.log.error({ err, loop }, 'background tick failed; carrying on');
+      }
+    };
+    this.tasks = [
+      cron.schedule(this.expression, guard('sweep', () => (this.sweeping = this.sweeper.sweep())), { noOverlap: true, name: 'vigil-sweep' }),
+      cron.schedule(this.expression, guard('dispatch', () => this.dispatcher.tick()), { noOverlap: true, name: 'vigil-dispatch' }),
+    ];
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const t of this.tasks) await t.destroy();
+      this.tasks = [];
+      await this.sweeping.catch(() => undefined);
+      await this.dispatcher.drain();
+    })();
+    return this.stopping;
+  }
+}

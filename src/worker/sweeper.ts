@@ -1,0 +1,150 @@
+/**
+ * One sweep: take the lock → repair pending escalations → claim due timers in batches
+ * (CAS) → escalate each → release. The lock only keeps replicas from doing the same
+ * work; when the lock service is down every replica sweeps and the CAS keeps each
+ * escalation exactly-once. A sweep that runs long extends its lease; when an extension
+ * fails it stops claiming and finishes only what it already claimed.
+ */
+import type { Logger } from 'pino';
+import type { Timer } from '../domain/timer.js';
+import type { Lease, Lock } from '../lock/port.js';
+import type { Metrics } from '../metrics.js';
+import type { Store } from '../store/port.js';
+import type { Escalator } from './escalator.js';
+
+export interface SweepSettings {
+  lockName: string;
+  lockTtlMs: number;
+  /** timers claimed by one statement */
+  batchSize: number;
+  /** escalations run concurrently within a batch */
+  concurrency: number;
+}
+
+export interface SweepReport {
+  outcome: 'swept' | 'contended' | 'swept_without_lock' | 'failed';
+  fence: number;
+  claimed: number;
+  repaired: number;
+  escalated: number;
+  failed: number;
+  lostLease: boolean;
+}
+
+export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export class Sweeper {
+  private lockDown = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly lock: Lock,
+    private readonly escalator: Escalator,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly settings: SweepSettings,
+  ) {}
+
+  async sweep(): Promise<SweepReport> {
+    const report: SweepReport = { outcome: 'swept', fence: 0, claimed: 0, repaired: 0, escalated: 0, failed: 0, lostLease: false };
+    let lease: Lease | null = null;
+    try {
+      lease = await this.lock.acquire(this.settings.lockName, this.settings.lockTtlMs);
+      if (this.lockDown) {
+        this.lockDown = false;
+        this.metrics.lockUnavailable.set(0);
+        this.log.warn('lock service reachable again; sweeping under the lock');
+      }
+      if (!lease) {
+        this.metrics.lockAcquisitions.inc({ result: 'contended' });
+        this.metrics.sweeps.inc({ outcome: 'contended' });
+        return { ...report, outcome: 'contended' };
+      }
+      this.metrics.lockAcquisitions.inc({ result: 'won' });
+      report.fence = lease.fence;
+    } catch (err) {
+      // a safety service must not stop escalating because its cache is down
+      this.metrics.lockAcquisitions.inc({ result: 'error' });
+      this.metrics.lockUnavailable.set(1);
+      if (!this.lockDown) this.log.warn({ err }, 'lock service unreachable: sweeping without the lock (the store CAS keeps escalations exactly-once)');
+      this.lockDown = true;
+      report.outcome = 'swept_without_lock';
+    }
+
+    const started = performance.now();
+    const end = this.metrics.sweepDuration.startTimer();
+    if (lease) this.metrics.lockHolder.set(1);
+    try {
+      await this.run(lease, report);
+      this.metrics.lastSweep.set(Date.now() / 1000);
+      this.metrics.sweeps.inc({ outcome: report.outcome });
+    } catch (err) {
+      report.outcome = 'failed';
+      this.metrics.sweeps.inc({ outcome: 'failed' });
+      this.metrics.loopErrors.inc({ loop: 'sweep' });
+      this.log.error({ err, fence: report.fence }, 'sweep failed; the next tick retries');
+    } finally {
+      end();
+      this.metrics.sweepClaimed.observe(report.claimed);
+      if (lease) {
+        this.metrics.lockHolder.set(0);
+        this.metrics.lockHeld.observe((performance.now() - started) / 1000);
+        await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
+      }
+    }
+    return report;
+  }
+
+  private async run(lease: Lease | null, report: SweepReport): Promise<void> {
+    const { batchSize, lockTtlMs } = this.settings;
+    let lastExtend = performance.now();
+    const keepLease = async (): Promise<boolean> => {
+      if (!lease || performance.now() - lastExtend < lockTtlMs / 3) return true;
+      const ok = await lease.extend(lockTtlMs).catch(() => false);
+      this.metrics.lockExtensions.inc({ result: ok ? 'ok' : 'lost' });
+      lastExtend = performance.now();
+      if (!ok) {
+        report.lostLease = true;
+        this.log.warn({ fence: report.fence }, 'lost the sweep lease; finishing what was claimed and claiming nothing more');
+      }
+      return ok;
+    };
+
+    // 1. repair: escalations left pending by a crash (or by a failed escalation)
+    const pending = await this.store.pendingEscalations(batchSize);
+    report.repaired = pending.length;
+    await this.escalateAll(pending, report);
+
+    // 2. claim due timers, batch after batch, while the lease holds
+    for (;;) {
+      if (!(await keepLease())) return;
+      const batch = await this.store.claimDueTimers(batchSize, report.fence);
+      report.claimed += batch.length;
+      await this.escalateAll(batch, report);
+      if (batch.length < batchSize) return;
+    }
+  }
+
+  private async escalateAll(timers: Timer[], report: SweepReport): Promise<void> {
+    await mapLimit(timers, this.settings.concurrency, async (t) => {
+      try {
+        await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
+        report.escalated++;
+      } catch (err) {
+        // left pending: the next tick repairs it
+        report.failed++;
+        this.metrics.escalationErrors.inc();
+        this.log.error({ err, timer: t.id }, 'escalation failed; left pending for the next tick');
+      }
+    });
+  }
+}
