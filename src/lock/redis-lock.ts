@@ -23,9 +23,9 @@ export interface RedisLockOptions {
   keyPrefix?: string;
   /** Goes into every token (`<replicaId>:<uuid>`) so `holder()` names the replica. Default `<hostname>:<pid>`. */
   replicaId?: string;
-  /** How long `connect()` waits for the first connection; also each TCP connect attempt's limit. Default 5000. */
+  /** How long `connect()` waits for the first connection and the script loads; also each TCP connect attempt's limit. Default 5000. */
   connectTimeoutMs?: number;
-  /** A command without an answer after this long fails, so a hung Redis cannot stall a tick. Default 2000. */
+  /** An operation without an answer after this long throws and the connection is recycled, so a hung Redis cannot stall a tick. Default 2000. */
   commandTimeoutMs?: number;
   /** Cap of the (jittered, exponential) delay between reconnect attempts, which never stop. Default 2000. */
   maxReconnectDelayMs?: number;
@@ -45,6 +45,7 @@ const SOURCES: Readonly<Record<ScriptName, string>> = {
 
 export class RedisLock implements Lock {
   private closing: Promise<void> | undefined;
+  private recycling = false;
 
   private constructor(
     private readonly client: Client,
@@ -71,13 +72,16 @@ export class RedisLock implements Lock {
       o.onError(lastError);
     });
 
-    try {
-      await withDeadline(client.connect(), o.connectTimeoutMs, () => lastError);
-      const shas = {
+    const start = async () => {
+      await client.connect();
+      return {
         acquire: await client.scriptLoad(SOURCES.acquire),
         release: await client.scriptLoad(SOURCES.release),
         extend: await client.scriptLoad(SOURCES.extend),
       };
+    };
+    try {
+      const shas = await withDeadline(start(), o.connectTimeoutMs, () => lastError);
       return new RedisLock(client, o, shas);
     } catch (err) {
       client.destroy();
@@ -94,12 +98,8 @@ export class RedisLock implements Lock {
   }
 
   /** The holder's token (`<replicaId>:<uuid>`), or null when the lock is free. */
-  async holder(name: string): Promise<string | null> {
-    try {
-      return await this.client.get(this.key(name));
-    } catch (err) {
-      throw unavailable('holder', name, err);
-    }
+  holder(name: string): Promise<string | null> {
+    return this.guard('holder', name, () => this.client.get(this.key(name)));
   }
 
   /** Close the connection (pending commands finish first); safe to call twice. */
@@ -137,10 +137,10 @@ export class RedisLock implements Lock {
   }
 
   /** EVALSHA; on NOSCRIPT (Redis restarted or flushed its script cache) load the script again and retry once. */
-  private async run(script: ScriptName, name: string, keys: string[], args: string[]): Promise<unknown> {
+  private run(script: ScriptName, name: string, keys: string[], args: string[]): Promise<unknown> {
     const evalsha = () =>
       this.client.sendCommand<unknown>(['EVALSHA', this.shas[script], String(keys.length), ...keys, ...args]);
-    try {
+    return this.guard(script, name, async () => {
       try {
         return await evalsha();
       } catch (err) {
@@ -148,9 +148,35 @@ export class RedisLock implements Lock {
         this.shas[script] = await this.client.scriptLoad(SOURCES[script]);
         return await evalsha();
       }
+    });
+  }
+
+  /**
+   * Every operation answers within `commandTimeoutMs` or throws `unavailable`.
+   * node-redis's own command timeout stops counting once a command is written, so a
+   * Redis that accepts bytes but never answers (frozen, half-open connection) would
+   * hang us; on our deadline we drop the connection and reconnect in the background.
+   */
+  private async guard<T>(op: string, name: string, work: () => Promise<T>): Promise<T> {
+    const timedOut = new Error(`no answer within ${this.options.commandTimeoutMs} ms`);
+    try {
+      return await withDeadline(work(), this.options.commandTimeoutMs, () => undefined, timedOut);
     } catch (err) {
-      throw unavailable(script, name, err);
+      if (err === timedOut) this.recycle();
+      throw Unavailable('lock_unavailable', `redis lock: ${op} of "${name}" failed`, err);
     }
+  }
+
+  private recycle(): void {
+    if (this.recycling || this.closing || !this.client.isReady) return;
+    this.recycling = true;
+    this.client.destroy(); // fails what is in flight; new commands fail fast until reconnected
+    this.client
+      .connect() // retries forever under reconnectStrategy; close() ends it
+      .catch(() => {})
+      .finally(() => {
+        this.recycling = false;
+      });
   }
 }
 
@@ -169,10 +195,6 @@ function newClient(o: Required<RedisLockOptions>) {
   });
 }
 
-function unavailable(op: string, name: string, cause: unknown) {
-  return Unavailable('lock_unavailable', `redis lock: ${op} of "${name}" failed`, cause);
-}
-
 /** Redis wants a positive integer number of milliseconds. */
 function px(ttlMs: number): string {
   if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new RangeError(`lock ttl must be a positive number of ms, got ${ttlMs}`);
@@ -185,16 +207,21 @@ function reconnectDelay(retries: number, cap: number): number {
   return Math.round(base / 2 + (Math.random() * base) / 2);
 }
 
-/** Resolve with `work`, or reject after `ms` naming the last known error as the cause. */
-async function withDeadline(work: Promise<unknown>, ms: number, lastError: () => Error | undefined): Promise<void> {
-  // `work` may settle after we gave up (the client is destroyed then): keep that quiet.
+/** Settle with `work`, or reject after `ms` (with `timeout`, or an error naming the last known cause). */
+async function withDeadline<T>(
+  work: Promise<T>,
+  ms: number,
+  lastError: () => Error | undefined,
+  timeout?: Error,
+): Promise<T> {
+  // `work` may settle after we gave up (its connection is destroyed then): keep that quiet.
   work.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no connection within ${ms} ms`, { cause: lastError() })), ms);
+    timer = setTimeout(() => reject(timeout ?? new Error(`no connection within ${ms} ms`, { cause: lastError() })), ms);
   });
   try {
-    await Promise.race([work, deadline]);
+    return await Promise.race([work, deadline]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,0 +1,302 @@
+/**
+ * Carriers against local fakes: the real `twilio` client (via our RequestClient subclass)
+ * against fake Twilio, fetch against fake Fast2SMS, and the failover breaker over both.
+ * Everything talks to 127.0.0.1 only.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FailoverCarrier, type CircuitState } from '../../src/sms/failover.js';
+import { Fast2SmsCarrier } from '../../src/sms/fast2sms.js';
+import type { SendResult } from '../../src/sms/port.js';
+import { TwilioCarrier, type TwilioCarrierOptions } from '../../src/sms/twilio.js';
+import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
+import { FakeTwilio } from '../helpers/fake-twilio.js';
+
+const FROM = '+15005550006';
+const US = '+14155550100';
+const IN = '+919876543210';
+
+let tw: FakeTwilio;
+let f2: FakeFast2Sms;
+
+beforeEach(async () => {
+  [tw, f2] = await Promise.all([FakeTwilio.start(), FakeFast2Sms.start()]);
+});
+afterEach(async () => {
+  await Promise.all([tw.close(), f2.close()]);
+});
+
+const twilioCarrier = (o: Partial<TwilioCarrierOptions> = {}): TwilioCarrier =>
+  new TwilioCarrier({ accountSid: tw.accountSid, authToken: tw.authToken, from: FROM, baseUrl: tw.url, timeoutMs: 2000, ...o });
+const fast2sms = (timeoutMs = 2000): Fast2SmsCarrier => new Fast2SmsCarrier({ apiKey: f2.apiKey, baseUrl: f2.url, timeoutMs });
+const sms = (key: string, to = US, body = 'SOS from Vigil: test') => ({ to, body, idempotencyKey: key });
+
+/** a loopback port with nothing listening */
+async function deadPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
+  it('sends with basic auth and records to, body, sender, status callback and the idempotency token', async () => {
+    const carrier = twilioCarrier({ statusCallbackUrl: 'http://127.0.0.1:9/receipts' });
+    const r = await carrier.send(sms('inc1:c1'));
+    expect(r).toEqual({ ok: true, carrier: 'twilio', providerMessageId: expect.stringMatching(/^SM[0-9a-f]{32}$/) });
+    expect(tw.requests).toHaveLength(1);
+    expect(tw.requests[0]).toMatchObject({
+      authorized: true,
+      to: US,
+      from: FROM,
+      body: 'SOS from Vigil: test',
+      statusCallback: 'http://127.0.0.1:9/receipts',
+      idempotencyToken: 'inc1:c1',
+      status: 201,
+    });
+    expect(tw.accepted.map((m) => m.sid)).toEqual([r.ok ? r.providerMessageId : '']);
+  });
+
+  it('uses MessagingServiceSid when the sender is a Messaging Service', async () => {
+    const r = await twilioCarrier({ from: 'MG0123456789abcdef0123456789abcdef' }).send(sms('k'));
+    expect(r.ok).toBe(true);
+    expect(tw.requests[0]).toMatchObject({ messagingServiceSid: 'MG0123456789abcdef0123456789abcdef' });
+    expect(tw.requests[0]?.from).toBeUndefined();
+  });
+
+  it('an invalid number is permanent (twilio_21211)', async () => {
+    tw.invalidNumbers.add(US);
+    expect(await twilioCarrier().send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: false, code: 'twilio_21211' });
+  });
+
+  it('500 and 503 are retryable; the retry with the same key then succeeds once', async () => {
+    const carrier = twilioCarrier();
+    tw.failNext(1, 500);
+    tw.failNext(1, 503);
+    expect(await carrier.send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'http_500' });
+    expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, retryable: true, code: 'http_503' });
+    expect(await carrier.send(sms('k'))).toMatchObject({ ok: true });
+    expect(tw.accepted).toHaveLength(1);
+    expect(tw.requests.map((r) => r.idempotencyToken)).toEqual(['k', 'k', 'k']);
+  });
+
+  it('429 is retryable (and the client does not retry on its own)', async () => {
+    tw.failRatio(1, ['429']);
+    expect(await twilioCarrier().send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'http_429' });
+    expect(tw.requests).toHaveLength(1);
+  });
+
+  it('an answer slower than timeoutMs is a retryable timeout; the retry is deduped by the token', async () => {
+    const carrier = twilioCarrier({ timeoutMs: 300 });
+    tw.slow(1500);
+    expect(await carrier.send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
+    // the fake accepted it before answering late: an ambiguous timeout
+    expect(tw.accepted).toHaveLength(1);
+    tw.slow(0);
+    const retry = await carrier.send(sms('k'));
+    expect(retry).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(tw.accepted).toHaveLength(1);
+  });
+
+  it('a request that never gets an answer is a retryable timeout', async () => {
+    tw.failRatio(1, ['timeout']);
+    expect(await twilioCarrier({ timeoutMs: 300 }).send(sms('k'))).toMatchObject({ ok: false, retryable: true, code: 'timeout' });
+  });
+
+  it('wrong credentials are permanent (twilio_20003)', async () => {
+    const r = await twilioCarrier({ authToken: 'not-the-token' }).send(sms('k'));
+    expect(r).toEqual({ ok: false, carrier: 'twilio', retryable: false, code: 'twilio_20003' });
+    expect(tw.requests[0]?.authorized).toBe(false);
+  });
+
+  it('connection refused and connection reset are retryable', async () => {
+    const refused = await twilioCarrier({ baseUrl: `http://127.0.0.1:${await deadPort()}` }).send(sms('k'));
+    expect(refused).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnrefused' });
+    tw.down(true, 'reset');
+    expect(await twilioCarrier().send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
+  });
+
+  it('the same key twice is one accepted message with one sid', async () => {
+    const carrier = twilioCarrier();
+    const a = await carrier.send(sms('inc1:c1'));
+    const b = await carrier.send(sms('inc1:c1'));
+    expect(a.ok && b.ok).toBe(true);
+    expect(b).toEqual(a);
+    expect(tw.requests).toHaveLength(2);
+    expect(tw.accepted).toHaveLength(1);
+  });
+
+  it('concurrent sends each carry their own key (no shared state between sends)', async () => {
+    const carrier = twilioCarrier();
+    tw.slow(20);
+    const n = 25;
+    const to = (i: number) => `+1415555${String(i).padStart(4, '0')}`;
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => carrier.send(sms(`inc:${i}`, to(i)))));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(tw.accepted).toHaveLength(n);
+    for (const r of tw.requests) expect(r.idempotencyToken).toBe(`inc:${Number(r.to?.slice(-4))}`);
+  });
+});
+
+describe('Fast2SmsCarrier (fetch → fake Fast2SMS)', () => {
+  it('sends +91 numbers as ten digits on the Quick SMS route', async () => {
+    const r = await fast2sms().send(sms('inc1:c1', IN, 'hello'));
+    expect(r).toEqual({ ok: true, carrier: 'fast2sms', providerMessageId: f2.accepted[0]?.requestId });
+    expect(f2.requests[0]).toEqual({
+      route: 'q',
+      message: 'hello',
+      numbers: '9876543210',
+      flash: 0,
+      idempotencyKey: 'inc1:c1',
+      authorized: true,
+      status: 200,
+    });
+  });
+
+  it('refuses other countries without a request, and malformed +91 numbers', async () => {
+    expect(await fast2sms().send(sms('k', US))).toEqual({ ok: false, carrier: 'fast2sms', retryable: false, code: 'fast2sms_unsupported_country' });
+    expect(await fast2sms().send(sms('k', '+91123'))).toMatchObject({ retryable: false, code: 'fast2sms_invalid_number' });
+    expect(f2.requests).toHaveLength(0);
+  });
+
+  it('maps refusals to permanent failures with the Fast2SMS status code', async () => {
+    f2.invalidNumbers.add('9876543210');
+    expect(await fast2sms().send(sms('k', IN))).toEqual({ ok: false, carrier: 'fast2sms', retryable: false, code: 'fast2sms_411' });
+    const badKey = new Fast2SmsCarrier({ apiKey: 'wrong', baseUrl: f2.url });
+    expect(await badKey.send(sms('k', IN))).toEqual({ ok: false, carrier: 'fast2sms', retryable: false, code: 'fast2sms_412' });
+  });
+
+  it('5xx, 429, timeouts and network errors are retryable', async () => {
+    const carrier = fast2sms(300);
+    f2.failNext(1, 502);
+    f2.failNext(1, 429);
+    expect(await carrier.send(sms('k', IN))).toEqual({ ok: false, carrier: 'fast2sms', retryable: true, code: 'http_502' });
+    expect(await carrier.send(sms('k', IN))).toMatchObject({ retryable: true, code: 'http_429' });
+    f2.slow(1500);
+    expect(await carrier.send(sms('k', IN))).toMatchObject({ retryable: true, code: 'timeout' });
+    f2.slow(0);
+    f2.down(true, 'reset');
+    expect(await carrier.send(sms('k', IN))).toMatchObject({ retryable: true, code: expect.stringMatching(/^net_/) });
+    const refused = new Fast2SmsCarrier({ apiKey: f2.apiKey, baseUrl: `http://127.0.0.1:${await deadPort()}` });
+    expect(await refused.send(sms('k', IN))).toMatchObject({ retryable: true, code: 'net_econnrefused' });
+  });
+});
+
+describe('FailoverCarrier (Twilio primary, Fast2SMS secondary)', () => {
+  let t = 0;
+  const now = (): number => t;
+  let states: CircuitState[];
+  const failover = (timeoutMs = 2000): FailoverCarrier =>
+    new FailoverCarrier(twilioCarrier({ timeoutMs }), fast2sms(), {
+      threshold: 3,
+      openMs: 30_000,
+      now,
+      onStateChange: (s) => states.push(s),
+    });
+  beforeEach(() => {
+    t = 1_000_000;
+    states = [];
+  });
+
+  it('Twilio down: retryable failures until the threshold, then Fast2SMS carries', async () => {
+    const carrier = failover();
+    tw.down(true);
+    const t0 = performance.now();
+    const results: SendResult[] = [];
+    for (let i = 0; i < 3; i++) results.push(await carrier.send(sms(`inc:${i}`, IN)));
+    const failoverMs = performance.now() - t0;
+    console.log(`failover (503s): first send → first delivery via fast2sms in ${failoverMs.toFixed(0)} ms`);
+    expect(results[0]).toMatchObject({ ok: false, carrier: 'twilio', retryable: true, code: 'http_503' });
+    expect(results[1]).toMatchObject({ ok: false, carrier: 'twilio', retryable: true });
+    expect(results[2]).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    expect(carrier.state).toBe('open');
+    expect(states).toEqual(['open']);
+    // while open, Twilio is not tried at all
+    expect(await carrier.send(sms('inc:3', IN))).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    expect(tw.requests).toHaveLength(3);
+    expect(f2.accepted.map((m) => m.idempotencyKey)).toEqual(['inc:2', 'inc:3']);
+  });
+
+  it('Twilio hanging: time to fail over is bounded by threshold × timeoutMs', async () => {
+    const carrier = failover(250);
+    tw.failRatio(1, ['timeout']);
+    const t0 = performance.now();
+    let r: SendResult | undefined;
+    for (let i = 0; i < 3; i++) r = await carrier.send(sms(`inc:${i}`, IN));
+    console.log(`failover (timeouts of 250 ms): first send → first delivery via fast2sms in ${(performance.now() - t0).toFixed(0)} ms`);
+    expect(r).toMatchObject({ ok: true, carrier: 'fast2sms' });
+  });
+
+  it('half-open: after openMs one trial goes to Twilio; success closes the circuit', async () => {
+    const carrier = failover();
+    tw.down(true);
+    for (let i = 0; i < 3; i++) await carrier.send(sms(`a:${i}`, IN));
+    expect(carrier.state).toBe('open');
+    t += 29_999;
+    expect(await carrier.send(sms('b', IN))).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    tw.down(false);
+    t += 1;
+    expect(carrier.state).toBe('half_open');
+    expect(await carrier.send(sms('c', IN))).toMatchObject({ ok: true, carrier: 'twilio' });
+    expect(carrier.state).toBe('closed');
+    expect(await carrier.send(sms('d', IN))).toMatchObject({ ok: true, carrier: 'twilio' });
+    expect(states).toEqual(['open', 'half_open', 'closed']);
+  });
+
+  it('half-open: a failed trial reopens the circuit and that send goes to Fast2SMS', async () => {
+    const carrier = failover();
+    tw.down(true);
+    for (let i = 0; i < 3; i++) await carrier.send(sms(`a:${i}`, IN));
+    t += 30_000;
+    const before = tw.requests.length;
+    expect(await carrier.send(sms('trial', IN))).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    expect(tw.requests.length).toBe(before + 1);
+    expect(carrier.state).toBe('open');
+    t += 1_000;
+    expect(await carrier.send(sms('next', IN))).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    expect(tw.requests.length).toBe(before + 1);
+    expect(states).toEqual(['open', 'half_open', 'open']);
+  });
+
+  it('half-open: only one trial at a time; concurrent sends keep using Fast2SMS', async () => {
+    const carrier = failover();
+    tw.down(true);
+    for (let i = 0; i < 3; i++) await carrier.send(sms(`a:${i}`, IN));
+    tw.down(false);
+    tw.slow(100);
+    t += 30_000;
+    const before = tw.requests.length;
+    const [trial, other] = await Promise.all([carrier.send(sms('t', IN)), carrier.send(sms('o', IN))]);
+    expect(trial).toMatchObject({ ok: true, carrier: 'twilio' });
+    expect(other).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    expect(tw.requests.length).toBe(before + 1);
+  });
+
+  it('a permanent Twilio failure is returned as is and does not fail over or count', async () => {
+    const carrier = failover();
+    tw.invalidNumbers.add(IN);
+    tw.failNext(2, 500);
+    await carrier.send(sms('x', IN));
+    await carrier.send(sms('y', IN));
+    expect(await carrier.send(sms('z', IN))).toEqual({ ok: false, carrier: 'twilio', retryable: false, code: 'twilio_21211' });
+    expect(f2.requests).toHaveLength(0);
+    tw.failNext(2, 500);
+    await carrier.send(sms('p', IN));
+    await carrier.send(sms('q', IN));
+    expect(carrier.state).toBe('closed'); // the permanent answer reset the count
+  });
+
+  it('while open, a number Fast2SMS cannot serve stays retryable (waits for Twilio)', async () => {
+    const carrier = failover();
+    tw.down(true);
+    for (let i = 0; i < 3; i++) await carrier.send(sms(`a:${i}`, IN));
+    expect(await carrier.send(sms('us', US))).toEqual({
+      ok: false,
+      carrier: 'fast2sms',
+      retryable: true,
+      code: 'fast2sms_unsupported_country',
+    });
+  });
+});
