@@ -1,12 +1,26 @@
 /**
  * SMS texts. Pure. Bodies stay within MAX_SMS_CHARS (3 concatenated GSM-7 segments of
  * 153 characters); long place and person names are shortened, never the map link.
+ * Our own text is GSM-7; a name in another script makes the carrier switch to UCS-2
+ * (67 characters a segment), which costs more segments but is still one message.
  */
 import type { GeoPoint } from './timer.js';
 
 export const MAX_SMS_CHARS = 459;
 
-const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, Math.max(0, n - 1))}…`);
+/**
+ * Shorten to at most `n` UTF-16 units (what an SMS segment counts), cutting between
+ * code points (never half an emoji) and marking the cut with GSM-7 dots.
+ */
+const clip = (s: string, n: number): string => {
+  if (s.length <= n) return s;
+  let out = '';
+  for (const ch of s) {
+    if (out.length + ch.length > n - 3) break;
+    out += ch;
+  }
+  return `${out}...`;
+};
 
 export const mapLink = (p: GeoPoint): string => `https://maps.google.com/?q=${p.lat.toFixed(5)},${p.lng.toFixed(5)}`;
 
@@ -31,8 +45,8 @@ export function allClearMessage(f: Pick<SosFacts, 'personName'>): string {
   return clip(`Vigil update: ${who} has checked in and says they are safe. Please disregard the earlier SOS alert.`, MAX_SMS_CHARS);
 }
 
-/** For logs: keep the country code and the last two digits only. */
+/** For logs and events: keep the leading `+`, the first digit and the last two digits only. */
 export function maskPhone(phone: string): string {
   if (phone.length <= 5) return '***';
-  return `${phone.slice(0, 3)}${'*'.repeat(phone.length - 5)}${phone.slice(-2)}`;
+  return `${phone.slice(0, 2)}${'*'.repeat(phone.length - 4)}${phone.slice(-2)}`;
 }

@@ -1,0 +1,64 @@
+/**
+ * The store contract: one suite every Store adapter runs (see DESIGN.md, invariants).
+ *
+ *   storeContract('sqlite', async () => ({ store, peer, cleanup }));
+ *
+ * Each test gets a fresh database from `makeStore` and calls `cleanup` afterwards;
+ * peers opened by a test are closed before cleanup. Race cases run through `peer`
+ * (another connection to the same database) when given, else through the same store,
+ * and skip with the stated reason when `opts.racesUnsupported` is set.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/port.js';
+import { deliveryCases } from './store-contract-deliveries.js';
+import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
+import { incidentCases } from './store-contract-incidents.js';
+import { raceCases } from './store-contract-races.js';
+import { timerCases } from './store-contract-timers.js';
+
+export type { ContractOptions, StoreFixture } from './store-contract-helpers.js';
+
+export function storeContract(name: string, makeStore: () => Promise<StoreFixture>, opts: ContractOptions = {}): void {
+  describe(`store contract: ${name}`, () => {
+    let fixture: StoreFixture | undefined;
+    let peers: Store[] = [];
+
+    beforeEach(async () => {
+      fixture = await makeStore();
+    });
+
+    afterEach(async () => {
+      const open = peers;
+      peers = [];
+      for (const p of open) await p.close();
+      await fixture?.cleanup();
+      fixture = undefined;
+    });
+
+    const ctx: ContractContext = {
+      name,
+      opts,
+      store() {
+        if (!fixture) throw new Error('no store: called outside a test');
+        return fixture.store;
+      },
+      async peer() {
+        if (!fixture) throw new Error('no store: called outside a test');
+        if (!fixture.peer) return fixture.store;
+        const p = await fixture.peer();
+        peers.push(p);
+        return p;
+      },
+    };
+
+    it('ping answers true; now() is a Date', async () => {
+      expect(await ctx.store().ping()).toBe(true);
+      expect((await ctx.store().now()).getTime()).not.toBeNaN();
+    });
+
+    timerCases(ctx);
+    incidentCases(ctx);
+    deliveryCases(ctx);
+    raceCases(ctx);
+  });
+}
