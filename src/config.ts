@@ -44,6 +44,20 @@ export const EnvSchema = z.object({
   DELIVERY_MAX_IN_FLIGHT: int(50, 1),
   SHUTDOWN_TIMEOUT_MS: int(25000, 0),
   BODY_LIMIT: z.string().default('16kb'),
+  SMS_PRIMARY: z.enum(['twilio', 'fast2sms']).default('twilio'),
+  TWILIO_ACCOUNT_SID: optStr,
+  TWILIO_AUTH_TOKEN: optStr,
+  TWILIO_FROM: optStr,
+  TWILIO_STATUS_CALLBACK_URL: optStr.pipe(z.url().optional()),
+  TWILIO_BASE_URL: optStr.pipe(z.url().optional()),
+  TWILIO_TIMEOUT_MS: int(10000, 100),
+  FAST2SMS_API_KEY: optStr,
+  FAST2SMS_BASE_URL: optStr.pipe(z.url().optional()),
+  FAST2SMS_TIMEOUT_MS: int(10000, 100),
+  SMS_FAILOVER_THRESHOLD: int(3, 1),
+  SMS_FAILOVER_OPEN_MS: int(30000, 100),
+  SMS_MAX_PER_INCIDENT: int(12, 1),
+  SMS_MAX_PER_USER_PER_DAY: int(60, 1),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -64,6 +78,16 @@ export interface Config {
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
   shutdownTimeoutMs: number;
   bodyLimit: string;
+  sms: SmsConfig;
+}
+
+export interface SmsConfig {
+  primary: 'twilio' | 'fast2sms';
+  twilio?: { accountSid: string; authToken: string; from: string; statusCallbackUrl?: string; baseUrl?: string; timeoutMs: number };
+  fast2sms?: { apiKey: string; baseUrl?: string; timeoutMs: number };
+  failover: { threshold: number; openMs: number };
+  maxPerIncident: number;
+  maxPerUserPerDay: number;
 }
 
 export class ConfigError extends Error {
@@ -92,6 +116,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.TIMER_MAX_TOTAL_SECONDS < e.TIMER_MAX_SECONDS) throw new ConfigError('TIMER_MAX_TOTAL_SECONDS: must be >= TIMER_MAX_SECONDS');
   const cluster = Boolean(e.REDIS_URL || e.MONGODB_URI);
   if (cluster && !e.JWT_SECRET) throw new ConfigError('JWT_SECRET: required when REDIS_URL or MONGODB_URI is set (replicas must share it)');
+  const twilioVars = [e.TWILIO_ACCOUNT_SID, e.TWILIO_AUTH_TOKEN, e.TWILIO_FROM];
+  if (twilioVars.some(Boolean) && !twilioVars.every(Boolean))
+    throw new ConfigError('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM: set all three or none');
   const dataDir = resolve(e.DATA_DIR);
   return {
     mode: cluster ? 'cluster' : 'embedded',
@@ -120,5 +147,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     bodyLimit: e.BODY_LIMIT,
+    sms: {
+      primary: e.SMS_PRIMARY,
+      twilio:
+        e.TWILIO_ACCOUNT_SID && e.TWILIO_AUTH_TOKEN && e.TWILIO_FROM
+          ? {
+              accountSid: e.TWILIO_ACCOUNT_SID,
+              authToken: e.TWILIO_AUTH_TOKEN,
+              from: e.TWILIO_FROM,
+              statusCallbackUrl: e.TWILIO_STATUS_CALLBACK_URL,
+              baseUrl: e.TWILIO_BASE_URL,
+              timeoutMs: e.TWILIO_TIMEOUT_MS,
+            }
+          : undefined,
+      fast2sms: e.FAST2SMS_API_KEY ? { apiKey: e.FAST2SMS_API_KEY, baseUrl: e.FAST2SMS_BASE_URL, timeoutMs: e.FAST2SMS_TIMEOUT_MS } : undefined,
+      failover: { threshold: e.SMS_FAILOVER_THRESHOLD, openMs: e.SMS_FAILOVER_OPEN_MS },
+      maxPerIncident: e.SMS_MAX_PER_INCIDENT,
+      maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
+    },
   };
 }

@@ -15,8 +15,13 @@ import type { Lock } from './lock/port.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRealtime, type Realtime } from './realtime/server.js';
+import { RedisLock } from './lock/redis-lock.js';
+import { connectRedisFanout, type RedisFanout } from './realtime/redis-adapter.js';
 import { ConsoleCarrier } from './sms/console.js';
+import { FailoverCarrier } from './sms/failover.js';
+import { Fast2SmsCarrier } from './sms/fast2sms.js';
 import type { Carrier } from './sms/port.js';
+import { TwilioCarrier } from './sms/twilio.js';
 import type { Store } from './store/port.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { Dispatcher } from './worker/dispatcher.js';
@@ -55,9 +60,39 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
   return SqliteStore.open({ file: config.sqliteFile });
 }
 
-async function openLock(config: Config): Promise<Lock> {
-  if (config.redisUrl) throw new ConfigError('REDIS_URL: the Redis lock is not available in this build');
-  return new InProcessLock();
+async function openLock(config: Config, log: Logger): Promise<Lock> {
+  if (!config.redisUrl) return new InProcessLock();
+  let warned = false;
+  const lock = await RedisLock.connect({
+    url: config.redisUrl,
+    replicaId: config.replicaId,
+    onError: (err) => {
+      if (!warned) log.warn({ err: err.message }, 'redis lock: connection error (sweeping continues without the lock while it lasts)');
+      warned = true;
+    },
+  }).catch((err: unknown) => {
+    throw new ConfigError(`REDIS_URL: cannot reach Redis at start-up (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+  });
+  log.info('redis lock connected');
+  return lock;
+}
+
+/** Console unless a carrier is configured; with both, the primary fails over to the other. */
+function chooseCarrier(config: Config, log: Logger, metrics: Metrics): Carrier {
+  const { twilio, fast2sms, primary, failover } = config.sms;
+  const t = twilio ? new TwilioCarrier(twilio) : undefined;
+  const f = fast2sms ? new Fast2SmsCarrier(fast2sms) : undefined;
+  if (t && f) {
+    const [first, second] = primary === 'fast2sms' ? [f, t] : [t, f];
+    return new FailoverCarrier(first, second, {
+      ...failover,
+      onStateChange: (state) => {
+        metrics.carrierCircuit.set(state === 'closed' ? 0 : state === 'open' ? 1 : 0.5);
+        log.warn({ state, primary: first.name, secondary: second.name }, 'carrier circuit changed state');
+      },
+    });
+  }
+  return t ?? f ?? new ConsoleCarrier(log);
 }
 
 export async function startVigil(config: Config, o: Overrides = {}): Promise<Vigil> {
@@ -74,13 +109,19 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const store = await openStore(config, log);
     cleanups.push(() => store.close());
     metrics.observeStore(store);
-    const lock = o.lock ?? (await openLock(config));
+    const lock = o.lock ?? (await openLock(config, log));
     cleanups.push(() => lock.close());
-    const carrier: Carrier = o.carrier ?? new ConsoleCarrier(log);
+    const carrier: Carrier = o.carrier ?? chooseCarrier(config, log, metrics);
 
+    let fanout: RedisFanout | undefined;
+    if (config.redisUrl) {
+      const f = await connectRedisFanout(config.redisUrl, log);
+      fanout = f;
+      cleanups.push(() => f.close());
+    }
     let draining = false;
     const http: Server = createServer();
-    const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log });
+    const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
     const timers = new TimerService(store, realtime.publisher, limits, metrics);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const app = createApp({ store, timers, incidents, metrics, log, jwtSecret: config.jwtSecret, bodyLimit: config.bodyLimit, draining: () => draining });
@@ -120,7 +161,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const port = (http.address() as AddressInfo).port;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
-    log.info({ url, mode: config.mode, store: 'sqlite', lock: config.redisUrl ? 'redis' : 'in-process', carrier: carrier.name }, 'Vigil is listening');
+    log.info({ url, mode: config.mode, store: config.mongodbUri ? 'mongodb' : 'sqlite', lock: config.redisUrl ? 'redis' : 'in-process', carrier: carrier.name }, 'Vigil is listening');
 
     let stopping: Promise<void> | undefined;
     const stop = () =>

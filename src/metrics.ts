@@ -81,6 +81,11 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       labelNames: ['carrier', 'outcome'],
       registers: r,
     }),
+    carrierCircuit: new client.Gauge({
+      name: 'vigil_carrier_circuit_state',
+      help: 'Primary carrier circuit: 0 closed, 0.5 half-open, 1 open (sending through the secondary)',
+      registers: r,
+    }),
     loopErrors: new client.Counter({ name: 'vigil_loop_errors_total', help: 'Errors caught in background loops', labelNames: ['loop'], registers: r }),
     httpDuration: new client.Histogram({
       name: 'vigil_http_request_duration_seconds',

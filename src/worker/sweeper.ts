@@ -81,6 +81,7 @@ export class Sweeper {
     }
 
     const started = performance.now();
+    const startedAt = new Date();
     const end = this.metrics.sweepDuration.startTimer();
     if (lease) this.metrics.lockHolder.set(1);
     try {
@@ -100,6 +101,12 @@ export class Sweeper {
         this.metrics.lockHeld.observe((performance.now() - started) / 1000);
         await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
       }
+      // one line per sweep that held the lock or ran without it: which fence swept when, and what it did
+      const busy = report.claimed > 0 || report.repaired > 0 || report.failed > 0 || report.lostLease || report.outcome !== 'swept';
+      this.log[busy ? 'info' : 'debug'](
+        { sweep: { ...report, startedAt: startedAt.toISOString(), endedAt: new Date().toISOString() } },
+        'sweep',
+      );
     }
     return report;
   }
