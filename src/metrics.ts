@@ -8,6 +8,7 @@ import client from 'prom-client';
 
 export interface StoreGauges {
   overdue(): Promise<{ count: number; oldest?: Date }>;
+  pendingEscalations(limit: number): Promise<unknown[]>;
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
   now(): Promise<Date>;
 }
@@ -80,6 +81,34 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       help: 'Delivery attempts by carrier and outcome (sent, retry, failed, dead)',
       labelNames: ['carrier', 'outcome'],
       registers: r,
+    }),
+    smsReceipts: new client.Counter({
+      name: 'vigil_sms_receipts_total',
+      help: 'Carrier delivery receipts by reported status and what they did (applied, ignored, bad_signature…)',
+      labelNames: ['status', 'result'],
+      registers: r,
+    }),
+    smsCapped: new client.Counter({
+      name: 'vigil_sms_capped_total',
+      help: 'SMS not created because an abuse cap was reached, by reason',
+      labelNames: ['reason'],
+      registers: r,
+    }),
+    escalationsPending: new client.Gauge({
+      name: 'vigil_escalations_pending',
+      help: 'Expired timers whose escalation has not completed (store-wide, counted up to 1000)',
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await gauges.pendingEscalations(1000)).length);
+      },
+    }),
+    deliveriesPending: new client.Gauge({
+      name: 'vigil_deliveries_pending',
+      help: 'Deliveries pending or being sent (store-wide)',
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await gauges.deliveryBacklog()).pending);
+      },
     }),
     carrierCircuit: new client.Gauge({
       name: 'vigil_carrier_circuit_state',

@@ -1,0 +1,463 @@
+/**
+ * OpenAPI 3.1 description of every HTTP route, served at /openapi.json.
+ * Kept honest by test/integration/openapi.test.ts: every route Express registers is
+ * described here, and every path + method described here answers on a running service.
+ * Enums come from the domain so a new status cannot drift from the document.
+ */
+import { E164, MAX_CONTACTS } from '../domain/contact.js';
+import { DELIVERY_STATUSES } from '../domain/delivery.js';
+import { INCIDENT_STATUSES } from '../domain/incident.js';
+import { TIMER_STATUSES } from '../domain/timer.js';
+
+type Json = Record<string, unknown>;
+export type Operation = Json & { operationId: string; responses: Record<string, Json> };
+export type PathItem = Partial<Record<'get' | 'put' | 'post' | 'delete' | 'patch', Operation>> & { parameters?: Json[] };
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: Json;
+  servers: Json[];
+  tags: Json[];
+  security: Record<string, string[]>[];
+  paths: Record<string, PathItem>;
+  components: { schemas: Record<string, Json>; responses: Record<string, Json>; parameters: Record<string, Json>; headers: Record<string, Json>; securitySchemes: Record<string, Json> };
+}
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const json = (schema: Json) => ({ 'application/json': { schema } });
+const ok = (description: string, schema: Json, headers?: Json) => ({ description, content: json(schema), ...(headers ? { headers } : {}) });
+const obj = (properties: Json, required: string[] = Object.keys(properties)) => ({ type: 'object', properties, required });
+const dateTime = (description: string) => ({ type: 'string', format: 'date-time', description });
+const requestId = { 'X-Request-Id': ref('headers', 'XRequestId') };
+const noBody = {
+  required: false,
+  description: 'Empty, or an empty JSON object. Unknown fields are refused.',
+  content: json({ type: 'object', additionalProperties: false, maxProperties: 0 }),
+};
+const errors = (...names: string[]) => Object.fromEntries(names.map((n) => [n, ref('responses', ERROR_RESPONSES[n] ?? 'Internal')]));
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'BadRequest',
+  '401': 'Unauthorized',
+  '403': 'Forbidden',
+  '404': 'NotFound',
+  '409': 'Conflict',
+  '413': 'PayloadTooLarge',
+  '422': 'IdempotencyMismatch',
+  '500': 'Internal',
+};
+const userErrors = ['400', '401', '413', '500'];
+/** no bearer token: health, metrics, this document, the console page */
+const public_: { security: Record<string, string[]>[] } = { security: [] };
+
+const timerOne = ok('The timer', obj({ timer: ref('schemas', 'Timer') }), requestId);
+const timerCommand = (id: string, summary: string, description: string, rest: { responses: Record<string, Json>; requestBody?: Json }): Operation => ({
+  tags: ['timers'],
+  operationId: id,
+  summary,
+  description,
+  parameters: [ref('parameters', 'TimerId')],
+  ...rest,
+});
+
+const incidentCommand = (id: string, summary: string, description: string): Operation => ({
+  tags: ['admin'],
+  operationId: id,
+  summary,
+  description,
+  parameters: [ref('parameters', 'IncidentId')],
+  requestBody: noBody,
+  responses: {
+    '200': ok('The incident after the command', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId),
+    ...errors(...userErrors, '403', '404', '409'),
+  },
+});
+
+function paths(): Record<string, PathItem> {
+  return {
+    '/v1/timers': {
+      post: {
+        tags: ['timers'],
+        operationId: 'armTimer',
+        summary: 'Arm a timer',
+        description:
+          'Starts a safety timer for the caller. One live timer per person. With `Idempotency-Key`, repeating the same request ' +
+          'returns the same timer (200, `Idempotent-Replayed: true`); the same key with a different body is refused (422).',
+        parameters: [ref('parameters', 'IdempotencyKey')],
+        requestBody: { required: true, content: json(ref('schemas', 'ArmTimer')) },
+        responses: {
+          '201': ok('Armed', obj({ timer: ref('schemas', 'Timer') }), { ...requestId, Location: { schema: { type: 'string' }, description: '/v1/timers/{id}' } }),
+          '200': ok('Replayed: this Idempotency-Key already armed this timer', obj({ timer: ref('schemas', 'Timer') }), {
+            ...requestId,
+            'Idempotent-Replayed': { schema: { type: 'string', const: 'true' } },
+          }),
+          ...errors(...userErrors, '409', '422'),
+        },
+      },
+      get: {
+        tags: ['timers'],
+        operationId: 'listTimers',
+        summary: "The caller's timers",
+        description: 'Pass the returned `cursor` back as `since` to catch up after a reconnect (may repeat, never misses).',
+        parameters: [ref('parameters', 'TimerStatus'), ref('parameters', 'Since'), ref('parameters', 'Limit')],
+        responses: { '200': ok('Timers', ref('schemas', 'TimerList'), requestId), ...errors(...userErrors) },
+      },
+    },
+    '/v1/timers/{id}': {
+      get: timerCommand('getTimer', 'One of the caller’s timers', 'Another person’s timer answers 404, not 403.', {
+        responses: { '200': timerOne, ...errors(...userErrors, '404') },
+      }),
+    },
+    '/v1/timers/{id}/extend': {
+      post: timerCommand('extendTimer', 'Extend a live timer', 'Adds `seconds` to the deadline, before it passes. Bounded per extension, in count and in total span.', {
+        requestBody: { required: true, content: json(ref('schemas', 'ExtendTimer')) },
+        responses: { '200': timerOne, ...errors(...userErrors, '404', '409') },
+      }),
+    },
+    '/v1/timers/{id}/safe': {
+      post: timerCommand(
+        'checkIn',
+        "I'm safe",
+        'Resolves the timer as safe. Idempotent. After the SOS went out, the timer stays `expired`, the incident becomes a ' +
+          '`false_alarm` and the contacts are told the person is safe; the answer then carries the incident.',
+        {
+          requestBody: noBody,
+          responses: {
+            '200': ok('The timer (and the incident when the SOS had gone out)', obj({ timer: ref('schemas', 'Timer'), incident: ref('schemas', 'Incident') }, ['timer']), requestId),
+            ...errors(...userErrors, '404', '409'),
+          },
+        },
+      ),
+    },
+    '/v1/timers/{id}/cancel': {
+      post: timerCommand('cancelTimer', 'Cancel a live timer', 'Idempotent; an expired timer cannot be cancelled (409).', {
+        requestBody: noBody,
+        responses: { '200': timerOne, ...errors(...userErrors, '404', '409') },
+      }),
+    },
+    '/v1/me/contacts': {
+      get: {
+        tags: ['contacts'],
+        operationId: 'getContacts',
+        summary: "The caller's emergency contacts",
+        responses: { '200': ok('Contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId), ...errors(...userErrors) },
+      },
+      put: {
+        tags: ['contacts'],
+        operationId: 'replaceContacts',
+        summary: 'Replace the emergency contacts as a whole',
+        requestBody: { required: true, content: json(ref('schemas', 'ContactsInput')) },
+        responses: { '200': ok('Saved contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId), ...errors(...userErrors) },
+      },
+    },
+    '/v1/admin/incidents': {
+      get: {
+        tags: ['admin'],
+        operationId: 'listIncidents',
+        summary: 'Incidents with their deliveries (moderators)',
+        parameters: [ref('parameters', 'IncidentStatus'), ref('parameters', 'Since'), ref('parameters', 'Limit')],
+        responses: {
+          '200': ok('Incidents', obj({ incidents: { type: 'array', items: ref('schemas', 'IncidentWithDeliveries') }, cursor: dateTime('pass back as `since`') }), requestId),
+          ...errors(...userErrors, '403'),
+        },
+      },
+    },
+    '/v1/admin/incidents/{id}': {
+      get: {
+        tags: ['admin'],
+        operationId: 'getIncident',
+        summary: 'One incident with its deliveries (moderators)',
+        parameters: [ref('parameters', 'IncidentId')],
+        responses: { '200': ok('The incident', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId), ...errors(...userErrors, '403', '404') },
+      },
+    },
+    '/v1/admin/incidents/{id}/ack': {
+      post: incidentCommand('acknowledgeIncident', 'Acknowledge an active incident', 'Idempotent; a resolved incident cannot be acknowledged (409).'),
+    },
+    '/v1/admin/incidents/{id}/resolve': {
+      post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
+    },
+    '/v1/admin/users/{userId}/timers': {
+      get: {
+        tags: ['admin'],
+        operationId: 'listUserTimers',
+        summary: "A person's timers (moderators; support: is her timer still running?)",
+        parameters: [
+          { name: 'userId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
+          ref('parameters', 'TimerStatus'),
+          ref('parameters', 'Since'),
+          ref('parameters', 'Limit'),
+        ],
+        responses: {
+          '200': ok('Timers', { allOf: [ref('schemas', 'TimerList'), obj({ serverTime: dateTime('the store clock, to show time left') })] }, requestId),
+          ...errors(...userErrors, '403'),
+        },
+      },
+    },
+    '/v1/receipts/twilio': {
+      post: {
+        tags: ['carriers'],
+        operationId: 'twilioStatusCallback',
+        summary: 'Twilio delivery receipt (status callback)',
+        description:
+          'Called by Twilio, not by clients. Authenticated by `X-Twilio-Signature` over the configured public URL and the form ' +
+          'fields. Moves a delivery forward only (a late `sent` never overwrites `delivered`); duplicates are ignored.',
+        security: [],
+        parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
+        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('schemas', 'TwilioStatusCallback') } } },
+        responses: {
+          '200': ok(
+            'Accepted: `applied` moved the delivery forward; `stale` (duplicate, out of order, unknown message) and `ignored` (an intermediate status) changed nothing',
+            obj({ result: { type: 'string', enum: ['applied', 'stale', 'ignored'] } }),
+          ),
+          '400': errorResponse('`invalid_receipt`: MessageSid or MessageStatus missing'),
+          '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
+          '413': ref('responses', 'PayloadTooLarge'),
+          '500': ref('responses', 'Internal'),
+        },
+      },
+    },
+    '/console': {
+      get: {
+        tags: ['ops'],
+        operationId: 'moderatorConsole',
+        summary: 'Moderator console (HTML page)',
+        description: 'A live SOS board over Socket.IO. The page asks for a moderator token; the page itself is public.',
+        ...public_,
+        responses: {
+          '200': { description: 'The page (at `/console/`)', content: { 'text/html': { schema: { type: 'string' } } } },
+          '301': { description: '`/console` redirects to `/console/` so relative asset URLs resolve', headers: { Location: { schema: { type: 'string' } } } },
+          '503': { description: 'The console assets are not built (`npm run build`)', content: { 'text/plain': { schema: { type: 'string' } } } },
+        },
+      },
+    },
+    '/console/socket.io.min.js': {
+      get: {
+        tags: ['ops'],
+        operationId: 'consoleSocketIoClient',
+        summary: 'The Socket.IO browser client used by the console page',
+        description: 'Served from the installed `socket.io` package: the console loads nothing from a CDN. The console’s other static assets are files under `/console/`, not routes.',
+        ...public_,
+        responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/livez': {
+      get: {
+        tags: ['ops'],
+        operationId: 'livez',
+        summary: 'Liveness: the process answers',
+        ...public_,
+        responses: { '200': ok('Alive', obj({ status: { type: 'string', const: 'ok' } })) },
+      },
+    },
+    '/readyz': {
+      get: {
+        tags: ['ops'],
+        operationId: 'readyz',
+        summary: 'Readiness: the store answers and the replica is not shutting down',
+        description: 'Turns 503 (`draining`) as soon as SIGTERM arrives, so the load balancer stops sending before the listener closes.',
+        ...public_,
+        responses: {
+          '200': ok('Ready', ref('schemas', 'Readiness')),
+          '503': { description: 'Not ready, or draining', content: json({ oneOf: [ref('schemas', 'Readiness'), ref('schemas', 'Error')] }) },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        tags: ['ops'],
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (text exposition format)',
+        ...public_,
+        responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        tags: ['ops'],
+        operationId: 'openapi',
+        summary: 'This document',
+        ...public_,
+        responses: { '200': ok('OpenAPI 3.1 document', { type: 'object' }) },
+      },
+    },
+  };
+}
+
+const geo = obj({ lat: { type: 'number', minimum: -90, maximum: 90 }, lng: { type: 'number', minimum: -180, maximum: 180 } });
+const optionalString = { type: 'string' };
+
+function schemas(): Record<string, Json> {
+  const incident = obj(
+    {
+      id: { type: 'string' },
+      timerId: { type: 'string' },
+      userId: { type: 'string' },
+      status: { type: 'string', enum: [...INCIDENT_STATUSES] },
+      deadline: dateTime('the deadline that passed'),
+      createdAt: dateTime('when the SOS was opened'),
+      updatedAt: dateTime('last change'),
+      acknowledgedAt: dateTime('when a moderator acknowledged it'),
+      acknowledgedBy: optionalString,
+      resolvedAt: dateTime('when it was resolved or became a false alarm'),
+      resolvedBy: optionalString,
+      locationName: optionalString,
+      location: ref('schemas', 'GeoPoint'),
+      displayName: optionalString,
+    },
+    ['id', 'timerId', 'userId', 'status', 'deadline', 'createdAt', 'updatedAt'],
+  );
+  return {
+    GeoPoint: geo,
+    Timer: obj(
+      {
+        id: { type: 'string' },
+        userId: { type: 'string' },
+        status: { type: 'string', enum: [...TIMER_STATUSES] },
+        startedAt: dateTime('when it was armed'),
+        expiresAt: dateTime('the deadline'),
+        resolvedAt: dateTime('when it became safe, cancelled or expired'),
+        updatedAt: dateTime('last change'),
+        locationName: { type: 'string', maxLength: 120 },
+        location: ref('schemas', 'GeoPoint'),
+        extensions: { type: 'integer', minimum: 0 },
+        incidentId: { type: 'string', description: 'set once the SOS incident is open' },
+      },
+      ['id', 'userId', 'status', 'startedAt', 'expiresAt', 'updatedAt', 'extensions'],
+    ),
+    TimerList: obj({ timers: { type: 'array', items: ref('schemas', 'Timer') }, cursor: dateTime('pass back as `since` to catch up') }),
+    ArmTimer: {
+      ...obj(
+        {
+          durationSeconds: { type: 'integer', description: 'between TIMER_MIN_SECONDS and TIMER_MAX_SECONDS (60 and 86400 by default)' },
+          locationName: { type: 'string', minLength: 1, maxLength: 120 },
+          location: geo,
+        },
+        ['durationSeconds'],
+      ),
+      additionalProperties: false,
+    },
+    ExtendTimer: {
+      ...obj({ seconds: { type: 'integer', description: 'between TIMER_MIN_SECONDS and TIMER_MAX_SECONDS' } }),
+      additionalProperties: false,
+    },
+    Incident: incident,
+    IncidentWithDeliveries: { allOf: [incident, obj({ deliveries: { type: 'array', items: ref('schemas', 'Delivery') } })] },
+    Delivery: obj(
+      {
+        key: { type: 'string', description: '`incidentId:contactId` (SOS) or `incidentId:contactId:all_clear`; the carrier idempotency key' },
+        incidentId: { type: 'string' },
+        contactId: { type: 'string' },
+        contactName: { type: 'string' },
+        phone: { type: 'string', description: 'E.164 (full number over REST, masked in Socket.IO events)' },
+        kind: { type: 'string', enum: ['sos', 'all_clear'] },
+        status: { type: 'string', enum: [...DELIVERY_STATUSES] },
+        attempts: { type: 'integer', minimum: 0 },
+        carrier: optionalString,
+        lastError: optionalString,
+        nextAttemptAt: dateTime('when the next attempt is due'),
+        updatedAt: dateTime('last change'),
+      },
+      ['key', 'incidentId', 'contactId', 'contactName', 'phone', 'kind', 'status', 'attempts', 'nextAttemptAt', 'updatedAt'],
+    ),
+    Contact: obj({ id: { type: 'string' }, name: { type: 'string', maxLength: 80 }, phone: { type: 'string', pattern: E164.source } }),
+    ContactsInput: {
+      ...obj({
+        contacts: {
+          type: 'array',
+          maxItems: MAX_CONTACTS,
+          description: 'No number may appear twice.',
+          items: {
+            ...obj({ name: { type: 'string', minLength: 1, maxLength: 80 }, phone: { type: 'string', pattern: E164.source, examples: ['+14155550123'] } }),
+            additionalProperties: false,
+          },
+        },
+      }),
+      additionalProperties: false,
+    },
+    Readiness: obj({ status: { type: 'string', enum: ['ready', 'not_ready'] }, checks: { type: 'object', additionalProperties: { type: 'boolean' } } }),
+    TwilioStatusCallback: obj(
+      {
+        MessageSid: { type: 'string' },
+        MessageStatus: { type: 'string', enum: ['queued', 'accepted', 'scheduled', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'read'] },
+        AccountSid: { type: 'string' },
+        ErrorCode: { type: 'string' },
+      },
+      ['MessageSid', 'MessageStatus'],
+    ),
+    Error: obj({
+      error: obj(
+        {
+          code: { type: 'string', description: 'stable, machine-readable, e.g. `timer_not_found`, `validation_failed`' },
+          message: { type: 'string' },
+          details: { type: 'object', additionalProperties: true },
+        },
+        ['code', 'message'],
+      ),
+    }),
+  };
+}
+
+function errorResponse(description: string, extraHeaders: Json = {}) {
+  return { description, headers: { ...requestId, ...extraHeaders }, content: json(ref('schemas', 'Error')) };
+}
+
+export function openapiDocument(): OpenApiDocument {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Vigil',
+      version: '1',
+      summary: 'Backend authority for meeting safety timers',
+      description:
+        'Arm a timer before meeting a stranger; extend it, check in or cancel. When the deadline passes with no check-in, Vigil ' +
+        'opens an SOS incident and texts the emergency contacts. Every answer carries `X-Request-Id` (an incoming one is kept). ' +
+        'Errors are `{ error: { code, message, details? } }`. Live events go over Socket.IO (token in `auth.token`).',
+    },
+    servers: [{ url: '/' }],
+    tags: [
+      { name: 'timers', description: "A person's own timers" },
+      { name: 'contacts', description: 'Emergency contacts' },
+      { name: 'admin', description: 'Moderators (`role: "admin"`)' },
+      { name: 'carriers', description: 'Callbacks from SMS carriers' },
+      { name: 'ops', description: 'Health, metrics, this document, the console page' },
+    ],
+    security: [{ bearerAuth: [] }],
+    paths: paths(),
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256; `sub` is the user id, `role: "admin"` marks a moderator, `name` the display name.' },
+      },
+      headers: {
+        XRequestId: { description: 'Request id (echoed when the client sent a valid one)', schema: { type: 'string' } },
+      },
+      parameters: {
+        TimerId: { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
+        IncidentId: { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Makes arming safe to retry: the same key with the same body returns the same timer.',
+          schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' },
+        },
+        TimerStatus: { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: [...TIMER_STATUSES] } },
+        IncidentStatus: { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: [...INCIDENT_STATUSES] } },
+        Since: { name: 'since', in: 'query', required: false, description: 'only what changed after this time (ISO 8601 with offset)', schema: { type: 'string', format: 'date-time' } },
+        Limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 500 } },
+      },
+      responses: {
+        BadRequest: errorResponse('Invalid request (`validation_failed`, `out_of_range`, `malformed_json`, `total_duration_exceeded`)'),
+        Unauthorized: errorResponse('Missing, invalid or expired bearer token'),
+        Forbidden: errorResponse('Moderators only'),
+        NotFound: errorResponse('No such timer or incident for this caller'),
+        Conflict: errorResponse('The command does not apply in the current state; `details.status` says which state'),
+        IdempotencyMismatch: errorResponse('The Idempotency-Key was used with a different body'),
+        PayloadTooLarge: errorResponse('The body exceeds BODY_LIMIT'),
+        Internal: errorResponse('Unexpected error; quote the X-Request-Id'),
+      },
+      schemas: schemas(),
+    },
+  };
+}

@@ -1,0 +1,329 @@
+/**
+ * Deployment artefacts agree with each other and with the code: every manifest parses,
+ * probes hit real routes on real ports, names and labels line up, the pod and the image
+ * run as non-root, the grace period covers the shutdown, every alert has a runbook and
+ * every metric in alerts and the dashboard exists in src/metrics.ts.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { EnvSchema } from '../../src/config.js';
+import { openapiDocument } from '../../src/http/openapi.js';
+import { createMetrics } from '../../src/metrics.js';
+import { markdownAnchors, metricExists, parseDockerfile, promqlMetricNames } from '../helpers/ops.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const K8S = join(ROOT, 'k8s');
+const read = (...p: string[]) => readFileSync(join(ROOT, ...p), 'utf8');
+
+type Labels = Record<string, string>;
+interface Probe {
+  httpGet?: { path?: string; port?: string | number };
+}
+interface Container {
+  name: string;
+  image?: string;
+  ports?: { name?: string; containerPort: number }[];
+  env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath?: string } } }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  lifecycle?: { preStop?: { exec?: { command?: string[] }; sleep?: { seconds?: number } } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[] };
+  };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface K8sObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; labels?: Labels };
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  spec?: {
+    replicas?: number;
+    selector?: { matchLabels?: Labels } & Labels;
+    template?: {
+      metadata?: { labels?: Labels };
+      spec?: {
+        terminationGracePeriodSeconds?: number;
+        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type?: string } };
+        containers?: Container[];
+        volumes?: { name: string; emptyDir?: object }[];
+        topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Labels } }[];
+      };
+    };
+    ports?: { name?: string; port: number; targetPort?: string | number }[];
+    endpoints?: { port?: string; path?: string }[];
+    scaleTargetRef?: { apiVersion?: string; kind?: string; name?: string };
+    minReplicas?: number;
+    maxReplicas?: number;
+    minAvailable?: number | string;
+    groups?: { name: string; rules: { alert?: string; expr: string; labels?: Labels; annotations?: Labels }[] }[];
+  };
+  resources?: string[];
+}
+
+function loadManifests(file: string): K8sObject[] {
+  const docs = parseAllDocuments(readFileSync(join(K8S, file), 'utf8'));
+  const list = Array.isArray(docs) ? docs : [docs];
+  for (const d of list) expect(d.errors.map((e) => e.message), `${file} parses`).toEqual([]);
+  return list.map((d) => d.toJS() as K8sObject).filter((o) => o !== null);
+}
+
+const files = readdirSync(K8S).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'));
+const all = new Map(files.map((f) => [f, loadManifests(f)]));
+const one = (file: string, kind: string): K8sObject => {
+  const found = (all.get(file) ?? []).filter((o) => o.kind === kind);
+  expect(found, `${file} holds one ${kind}`).toHaveLength(1);
+  return found[0] as K8sObject;
+};
+const subset = (sub: Labels | undefined, sup: Labels | undefined) =>
+  Object.keys(sub ?? {}).length > 0 && Object.entries(sub ?? {}).every(([k, v]) => sup?.[k] === v);
+
+const deployment = one('deployment.yaml', 'Deployment');
+const podSpec = deployment.spec?.template?.spec ?? {};
+const podLabels = deployment.spec?.template?.metadata?.labels;
+const container = (podSpec.containers ?? [])[0] as Container;
+const service = one('service.yaml', 'Service');
+const configMap = one('configmap.yaml', 'ConfigMap');
+const secret = one('secret.example.yaml', 'Secret');
+const rule = one('prometheusrule.yaml', 'PrometheusRule');
+const doc = openapiDocument();
+
+const knownMetrics = (() => {
+  const names = new Set([...read('src', 'metrics.ts').matchAll(/name: '(vigil_\w+)'/g)].map((m) => m[1] ?? ''));
+  const m = createMetrics({ replica: 'manifests-test' });
+  for (const metric of m.registry.getMetricsAsArray()) names.add(metric.name); // includes the default process metrics
+  return names;
+})();
+const isKnownMetric = (name: string) => name === 'up' || name.startsWith('kube_') || metricExists(name, knownMetrics);
+
+describe('manifests', () => {
+  it('every file parses into named Kubernetes objects, and kustomization lists all but the secret template', () => {
+    for (const [file, objects] of all) {
+      expect(objects.length, file).toBeGreaterThan(0);
+      for (const o of objects) {
+        expect(o.apiVersion, file).toBeTruthy();
+        expect(o.kind, file).toBeTruthy();
+        if (o.kind !== 'Kustomization') expect(o.metadata?.name, file).toBeTruthy();
+      }
+    }
+    const k = one('kustomization.yaml', 'Kustomization');
+    for (const r of k.resources ?? []) expect(existsSync(join(K8S, r)), `kustomization resource ${r}`).toBe(true);
+    const expected = files.filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml').sort();
+    expect([...(k.resources ?? [])].sort()).toEqual(expected);
+  });
+
+  it('Deployment: 3 replicas, selector matches its pods, probes on real routes and named ports', () => {
+    expect(deployment.spec?.replicas).toBe(3);
+    expect(subset(deployment.spec?.selector?.matchLabels, podLabels)).toBe(true);
+    const portNames = (container.ports ?? []).map((p) => p.name);
+    const probes = { startupProbe: '/livez', livenessProbe: '/livez', readinessProbe: '/readyz' } as const;
+    for (const [probe, path] of Object.entries(probes) as [keyof typeof probes, string][]) {
+      const get = container[probe]?.httpGet;
+      expect(get?.path, probe).toBe(path);
+      expect(doc.paths[get?.path ?? '']?.get, `${probe} path is a described GET route`).toBeDefined();
+      expect(portNames, `${probe} port`).toContain(get?.port);
+    }
+  });
+
+  it('Deployment: env from the ConfigMap and the Secret, REPLICA_ID from the pod name', () => {
+    const from = container.envFrom ?? [];
+    expect(from.map((e) => e.configMapRef?.name).filter(Boolean)).toEqual([configMap.metadata?.name]);
+    expect(from.map((e) => e.secretRef?.name).filter(Boolean)).toEqual([secret.metadata?.name]);
+    const replica = (container.env ?? []).find((e) => e.name === 'REPLICA_ID');
+    expect(replica?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(Number(configMap.data?.PORT)).toBe(container.ports?.find((p) => p.name === 'http')?.containerPort);
+  });
+
+  it('Deployment: non-root, read-only root filesystem, no privileges, writable /tmp, resources, spread', () => {
+    const pod = podSpec.securityContext ?? {};
+    const c = container.securityContext ?? {};
+    expect(pod.runAsNonRoot ?? c.runAsNonRoot).toBe(true);
+    for (const uid of [pod.runAsUser, c.runAsUser].filter((u) => u !== undefined)) expect(uid).not.toBe(0);
+    expect(c.readOnlyRootFilesystem).toBe(true);
+    expect(c.allowPrivilegeEscalation).toBe(false);
+    expect(c.capabilities?.drop).toContain('ALL');
+    expect(pod.seccompProfile?.type).toBe('RuntimeDefault');
+    const tmp = (container.volumeMounts ?? []).find((v) => v.mountPath === '/tmp');
+    expect(podSpec.volumes?.find((v) => v.name === tmp?.name)?.emptyDir).toBeDefined();
+    for (const kind of ['requests', 'limits'] as const) {
+      expect(container.resources?.[kind]?.cpu, kind).toBeTruthy();
+      expect(container.resources?.[kind]?.memory, kind).toBeTruthy();
+    }
+    const spread = podSpec.topologySpreadConstraints ?? [];
+    expect(spread.map((s) => s.topologyKey).sort()).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+    for (const s of spread) expect(subset(s.labelSelector?.matchLabels, podLabels)).toBe(true);
+  });
+
+  it('Deployment: the grace period outlasts preStop + SHUTDOWN_TIMEOUT_MS', () => {
+    const preStop = container.lifecycle?.preStop;
+    const cmd = preStop?.exec?.command ?? [];
+    const preStopSeconds = preStop?.sleep?.seconds ?? (cmd[0] === 'sleep' ? Number(cmd[1]) : NaN);
+    expect(preStopSeconds).toBeGreaterThan(0);
+    const shutdownSeconds = Number(configMap.data?.SHUTDOWN_TIMEOUT_MS ?? EnvSchema.shape.SHUTDOWN_TIMEOUT_MS.parse(undefined)) / 1000;
+    expect(podSpec.terminationGracePeriodSeconds ?? 30).toBeGreaterThan(preStopSeconds + shutdownSeconds);
+  });
+
+  it('ConfigMap: every key is a Vigil setting and the values validate', () => {
+    const data = configMap.data ?? {};
+    const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_OPTIONS']);
+    expect(Object.keys(data).filter((k) => !known.has(k))).toEqual([]);
+    const parsed = EnvSchema.safeParse(data);
+    expect(parsed.success, parsed.success ? '' : parsed.error.message).toBe(true);
+  });
+
+  it('Secret template: placeholders only, and the keys cluster mode needs', () => {
+    const values = { ...secret.data, ...secret.stringData };
+    expect(Object.keys(values)).toEqual(expect.arrayContaining(['JWT_SECRET', 'MONGODB_URI', 'REDIS_URL']));
+    for (const [k, v] of Object.entries(values)) expect(/REPLACE|changeme/i.test(v), `${k} is a placeholder`).toBe(true);
+  });
+
+  it('Service targets the pods on the container port name; ServiceMonitor selects the Service and its port', () => {
+    expect(subset(service.spec?.selector, podLabels)).toBe(true);
+    const containerPorts = (container.ports ?? []).map((p) => p.name);
+    for (const p of service.spec?.ports ?? []) expect(containerPorts).toContain(p.targetPort);
+    const sm = one('servicemonitor.yaml', 'ServiceMonitor');
+    expect(sm.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(subset(sm.spec?.selector?.matchLabels, service.metadata?.labels)).toBe(true);
+    const servicePorts = (service.spec?.ports ?? []).map((p) => p.name);
+    for (const e of sm.spec?.endpoints ?? []) {
+      expect(servicePorts).toContain(e.port);
+      expect(doc.paths[e.path ?? '']?.get).toBeDefined();
+    }
+    expect(sm.spec?.endpoints?.[0]?.path).toBe('/metrics');
+  });
+
+  it('HPA and PDB target the Deployment', () => {
+    const hpa = one('hpa.yaml', 'HorizontalPodAutoscaler');
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
+    expect(hpa.spec?.scaleTargetRef).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata?.name });
+    expect(hpa.spec?.minReplicas).toBeGreaterThanOrEqual(3);
+    expect(hpa.spec?.maxReplicas).toBeGreaterThanOrEqual(hpa.spec?.minReplicas ?? Infinity);
+    const pdb = one('pdb.yaml', 'PodDisruptionBudget');
+    expect(subset(pdb.spec?.selector?.matchLabels, podLabels)).toBe(true);
+    expect(pdb.spec?.minAvailable).toBe(2);
+    expect(Number(pdb.spec?.minAvailable)).toBeLessThan(hpa.spec?.minReplicas ?? 0);
+  });
+});
+
+describe('alerts and dashboard', () => {
+  const rules = (rule.spec?.groups ?? []).flatMap((g) => g.rules).filter((r) => r.alert);
+
+  it('has the alerts the on-call needs, each with a severity, a summary and a runbook section', () => {
+    const names = rules.map((r) => r.alert);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'VigilTimersOverdue',
+        'VigilNoSuccessfulSweep',
+        'VigilLockErrors',
+        'VigilDeliveryFailureRatio',
+        'VigilDeadLetters',
+        'VigilHigh5xxRatio',
+        'VigilNoReadyReplicas',
+      ]),
+    );
+    const anchors = markdownAnchors(read('docs', 'runbooks.md'));
+    for (const r of rules) {
+      expect(r.labels?.severity, r.alert).toMatch(/^(critical|warning|info)$/);
+      expect(r.annotations?.summary, r.alert).toBeTruthy();
+      const anchor = /docs\/runbooks\.md#([\w-]+)$/.exec(r.annotations?.runbook_url ?? '')?.[1];
+      expect(anchor && anchors.has(anchor), `${r.alert} runbook_url ${r.annotations?.runbook_url}`).toBe(true);
+    }
+    // and no runbook for an alert that no longer exists
+    const sections = [...read('docs', 'runbooks.md').matchAll(/^## (\w+)$/gm)].map((m) => m[1]);
+    expect(sections.sort()).toEqual([...names].sort());
+  });
+
+  it('alerts use only metrics that exist', () => {
+    const used = rules.flatMap((r) => promqlMetricNames(r.expr));
+    expect(used).toContain('vigil_timers_overdue');
+    expect(used.filter((n) => !isKnownMetric(n))).toEqual([]);
+  });
+
+  const dashboardFile = read('ops', 'grafana', 'vigil-dashboard.json');
+  const dashboard = JSON.parse(dashboardFile) as {
+    panels: { type: string; title: string; targets?: { expr: string }[] }[];
+    templating: { list: { query?: string | { query?: string } }[] };
+  };
+
+  it('the dashboard ConfigMap carries exactly ops/grafana/vigil-dashboard.json', () => {
+    const cm = one('grafana-dashboard.yaml', 'ConfigMap');
+    expect(cm.metadata?.labels?.grafana_dashboard).toBe('1');
+    const embedded = Object.values(cm.data ?? {});
+    expect(embedded).toHaveLength(1);
+    expect(JSON.parse(embedded[0] ?? 'null'), 'run `node scripts/sync-dashboard.mjs`').toEqual(dashboard);
+  });
+
+  it('dashboard panels query only metrics that exist, and cover the on-call questions', () => {
+    const exprs = dashboard.panels.filter((p) => p.type !== 'row').flatMap((p) => {
+      expect(p.targets?.length, p.title).toBeGreaterThan(0);
+      return (p.targets ?? []).map((t) => t.expr);
+    });
+    for (const v of dashboard.templating.list) {
+      const q = typeof v.query === 'string' ? v.query : v.query?.query;
+      const m = q ? /label_values\((\w+)/.exec(q) : null;
+      if (m?.[1]) exprs.push(m[1]);
+    }
+    const used = new Set(exprs.flatMap(promqlMetricNames));
+    expect([...used].filter((n) => !isKnownMetric(n))).toEqual([]);
+    for (const needed of [
+      'vigil_timers_overdue',
+      'vigil_timers_overdue_oldest_age_seconds',
+      'vigil_escalation_lag_seconds_bucket',
+      'vigil_sweeps_total',
+      'vigil_sweep_duration_seconds_bucket',
+      'vigil_lock_acquisitions_total',
+      'vigil_lock_holder',
+      'vigil_deliveries_total',
+      'vigil_delivery_oldest_pending_age_seconds',
+      'vigil_deliveries_dead',
+      'vigil_http_request_duration_seconds_bucket',
+      'vigil_socketio_connections',
+    ]) {
+      expect(used.has(needed), needed).toBe(true);
+    }
+  });
+});
+
+describe('Dockerfile', () => {
+  const { stages } = parseDockerfile(read('Dockerfile'));
+  const final = stages.at(-1);
+  const ops = (op: string) => (final?.instructions ?? []).filter((i) => i.op === op);
+  const everything = stages.flatMap((s) => s.instructions);
+
+  it('is multi-stage on node:20-bookworm-slim: npm ci + build, then npm ci --omit=dev', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(stages.every((s) => s.from === 'node:20-bookworm-slim' || stages.some((o) => o.name === s.from))).toBe(true);
+    const runs = everything.filter((i) => i.op === 'RUN').map((i) => i.args);
+    expect(runs.some((r) => /\bnpm ci\b(?!.*--omit=dev)/.test(r))).toBe(true);
+    expect(runs.some((r) => /\bnpm run build\b/.test(r))).toBe(true);
+    expect(runs.some((r) => /\bnpm ci --omit=dev\b/.test(r))).toBe(true);
+    expect(ops('RUN').some((r) => /\bg\+\+|build-essential/.test(r.args)), 'no compiler in the runtime image').toBe(false);
+  });
+
+  it('runs node dist/main.js as the non-root user the Deployment expects, under an init', () => {
+    const user = ops('USER').at(-1)?.args ?? 'root';
+    const uid = user.split(':')[0] ?? '';
+    expect(['root', '0', '']).not.toContain(uid);
+    expect(Number(uid)).toBe(container.securityContext?.runAsUser ?? podSpec.securityContext?.runAsUser);
+    expect(JSON.parse(ops('CMD').at(-1)?.args ?? '[]')).toEqual(['node', 'dist/main.js']);
+    const entry = JSON.parse(ops('ENTRYPOINT').at(-1)?.args ?? '[]') as string[];
+    expect(entry[0]).toMatch(/tini$/);
+    expect(ops('RUN').some((r) => /apt-get install .*\btini\b/.test(r.args))).toBe(true);
+    expect(ops('EXPOSE').map((e) => Number(e.args))).toContain(container.ports?.[0]?.containerPort);
+  });
+
+  it('has a .dockerignore that keeps local state out of the context', () => {
+    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', 'data', '.git', '.tools', 'artifacts']));
+  });
+});
