@@ -10,6 +10,7 @@ import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { makeLimits } from './domain/limits.js';
 import { createApp } from './http/app.js';
+import { openapiDocument } from './http/openapi.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
 import { createLogger, type Logger } from './log.js';
@@ -124,7 +125,17 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
     const timers = new TimerService(store, realtime.publisher, limits, metrics);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
-    const app = createApp({ store, timers, incidents, metrics, log, jwtSecret: config.jwtSecret, bodyLimit: config.bodyLimit, draining: () => draining });
+    const app = createApp({
+      store,
+      timers,
+      incidents,
+      metrics,
+      log,
+      jwtSecret: config.jwtSecret,
+      bodyLimit: config.bodyLimit,
+      draining: () => draining,
+      openapi: openapiDocument(),
+    });
     http.on('request', app);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
