@@ -8,7 +8,7 @@ function walk(dir) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p);
-    else if (ASSETS.has(extname(name))) {
+    else if (ASSETS.has(extname(name)) && name !== 'tsconfig.json') {
       const out = join('dist', p.slice('src/'.length));
       mkdirSync(dirname(out), { recursive: true });
       cpSync(p, out);

@@ -44,6 +44,14 @@ export const EnvSchema = z.object({
   DELIVERY_MAX_IN_FLIGHT: int(50, 1),
   SHUTDOWN_TIMEOUT_MS: int(25000, 0),
   BODY_LIMIT: z.string().default('16kb'),
+  MONGODB_DB: optStr,
+  MONGODB_WRITE_CONCERN: z
+    .string()
+    .default('majority')
+    .refine((v) => v === 'majority' || /^[1-9]\d*$/.test(v), 'must be "majority" or a whole number >= 1')
+    .transform((v): 'majority' | number => (v === 'majority' ? v : Number(v))),
+  MONGODB_WRITE_TIMEOUT_MS: int(5000, 1),
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: int(5000, 100),
   SMS_PRIMARY: z.enum(['twilio', 'fast2sms']).default('twilio'),
   TWILIO_ACCOUNT_SID: optStr,
   TWILIO_AUTH_TOKEN: optStr,
@@ -69,6 +77,7 @@ export interface Config {
   dataDir: string;
   sqliteFile: string;
   mongodbUri?: string;
+  mongodb: { dbName?: string; writeConcern: 'majority' | number; writeTimeoutMs: number; serverSelectionTimeoutMs: number };
   redisUrl?: string;
   jwtSecret: string;
   logLevel: Env['LOG_LEVEL'];
@@ -127,6 +136,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     sqliteFile: join(dataDir, 'vigil.db'),
     mongodbUri: e.MONGODB_URI,
+    mongodb: {
+      dbName: e.MONGODB_DB,
+      writeConcern: e.MONGODB_WRITE_CONCERN,
+      writeTimeoutMs: e.MONGODB_WRITE_TIMEOUT_MS,
+      serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
+    },
     redisUrl: e.REDIS_URL,
     jwtSecret: e.JWT_SECRET ?? embeddedSecret(dataDir),
     logLevel: e.LOG_LEVEL,

@@ -3,12 +3,14 @@
  * The only module that knows every adapter. Shutdown runs in reverse order of start-up.
  */
 import { createServer, type Server } from 'node:http';
+import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { makeLimits } from './domain/limits.js';
+import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
 import { InProcessLock } from './lock/in-process-lock.js';
@@ -24,6 +26,7 @@ import { Fast2SmsCarrier } from './sms/fast2sms.js';
 import type { Carrier } from './sms/port.js';
 import { TwilioCarrier } from './sms/twilio.js';
 import type { Store } from './store/port.js';
+import { MongoStore } from './store/mongo/mongo-store.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
@@ -32,6 +35,8 @@ import { Sweeper } from './worker/sweeper.js';
 
 export interface Vigil {
   config: Config;
+  /** the Express app (for tests that walk its routes) */
+  app: Express;
   url: string;
   port: number;
   store: Store;
@@ -56,7 +61,14 @@ export interface Overrides {
 }
 
 async function openStore(config: Config, log: Logger): Promise<Store> {
-  if (config.mongodbUri) throw new ConfigError('MONGODB_URI: the MongoDB store is not available in this build');
+  if (config.mongodbUri) {
+    const uri = config.mongodbUri;
+    const store = await MongoStore.connect({ uri, ...config.mongodb }).catch((err: unknown) => {
+      throw new ConfigError(`MONGODB_URI: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
+    log.info({ db: config.mongodb.dbName ?? '(from the URI)', writeConcern: config.mongodb.writeConcern }, 'MongoDB store connected');
+    return store;
+  }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
   return SqliteStore.open({ file: config.sqliteFile });
 }
@@ -121,11 +133,17 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       cleanups.push(() => f.close());
     }
     let draining = false;
-    const http: Server = createServer();
+    // Express must be the server's own request handler before Socket.IO attaches: Socket.IO
+    // then takes its /socket.io/ requests and passes every other request on to Express.
+    let app: Express | undefined;
+    const http: Server = createServer((req, res) => {
+      if (app) app(req, res);
+      else res.writeHead(503).end();
+    });
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
     const timers = new TimerService(store, realtime.publisher, limits, metrics);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
-    const app = createApp({
+    const expressApp = createApp({
       store,
       timers,
       incidents,
@@ -135,8 +153,9 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       bodyLimit: config.bodyLimit,
       draining: () => draining,
       openapi: openapiDocument(),
+      extra: [{ path: '/console', router: consoleRouter() }],
     });
-    http.on('request', app);
+    app = expressApp;
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(config.port, config.host, () => resolve());
@@ -182,7 +201,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
         await closeAll();
         log.info('shutdown complete');
       })());
-    return { config, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, stop };
+    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, stop };
   } catch (err) {
     await closeAll();
     throw err;

@@ -1,6 +1,6 @@
 /** Contract cases for deliveries: insert-once, lease, attempts, receipts, backlog. */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { receiptFrom } from '../../src/domain/delivery.js';
 import type { Store } from '../../src/store/port.js';
 import { at, newDeliveries, openedIncident, untilAfter, type ContractContext } from './store-contract-helpers.js';
@@ -27,6 +27,7 @@ async function sentDelivery(store: Store) {
 }
 
 export function deliveryCases(ctx: ContractContext): void {
+  const it = ctx.it;
   describe('deliveries', () => {
     it('invariant 5: addDeliveries inserts pending deliveries, one per key', async () => {
       const store = ctx.store();

@@ -16,12 +16,23 @@ export interface StoreFixture {
 export interface ContractOptions {
   /** reason the adapter cannot prove atomic CAS races; when set, race cases skip with this reason */
   racesUnsupported?: string;
+  /**
+   * Non-race cases this adapter's server cannot run, keyed `"<group> › <case title>"`
+   * (group = the enclosing describe), with the reason shown in the skipped test's name.
+   * A key that names no case is an error.
+   */
+  skip?: Record<string, string>;
 }
+
+/** `it` for contract cases: honours `ContractOptions.skip`. */
+export type CaseIt = (title: string, fn: () => Promise<void>, timeoutMs?: number) => void;
 
 /** What each group of cases sees: the current test's store, and a peer view of the same database. */
 export interface ContractContext {
   name: string;
   opts: ContractOptions;
+  /** declare a case (skipped with its reason when listed in `opts.skip`) */
+  it: CaseIt;
   store(): Store;
   /** another connection to the same database when the adapter offers one, else the same store */
   peer(): Promise<Store>;

@@ -1,10 +1,11 @@
 /** Contract cases for incidents and contacts. */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Contact } from '../../src/domain/contact.js';
 import { arm, openedIncident, untilAfter, type ContractContext } from './store-contract-helpers.js';
 
 export function incidentCases(ctx: ContractContext): void {
+  const it = ctx.it;
   describe('incidents', () => {
     it('invariant 3: openIncident creates the incident once; a second call (another proposed id) returns the same one', async () => {
       const store = ctx.store();

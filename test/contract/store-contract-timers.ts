@@ -1,11 +1,12 @@
 /** Contract cases for timers: arm, read, extend, resolve, sweep, escalation outbox. */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { arm, armDue, at, newTimer, untilAfter, type ContractContext } from './store-contract-helpers.js';
 
 const CAPS = { maxExtensions: 10, maxTotalSeconds: 7 * 86_400 };
 
 export function timerCases(ctx: ContractContext): void {
+  const it = ctx.it;
   describe('timers: arm and read', () => {
     it('armTimer creates an active timer with exactly the given fields', async () => {
       const store = ctx.store();

@@ -6,9 +6,10 @@
  * Each test gets a fresh database from `makeStore` and calls `cleanup` afterwards;
  * peers opened by a test are closed before cleanup. Race cases run through `peer`
  * (another connection to the same database) when given, else through the same store,
- * and skip with the stated reason when `opts.racesUnsupported` is set.
+ * and skip with the stated reason when `opts.racesUnsupported` is set. Other cases a
+ * server cannot run are listed in `opts.skip` as "<group> › <case title>" with the reason.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
 import type { Store } from '../../src/store/port.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
@@ -35,9 +36,19 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
       fixture = undefined;
     });
 
+    const skips = new Map(Object.entries(opts.skip ?? {}));
+    const caseIt: ContractContext['it'] = (title, fn, timeoutMs) => {
+      const key = `${TestRunner.getCurrentSuite().name} › ${title}`;
+      const reason = skips.get(key);
+      skips.delete(key);
+      if (reason) it.skip(`[skipped on ${name}: ${reason}] ${title}`, fn);
+      else it(title, fn, timeoutMs);
+    };
+
     const ctx: ContractContext = {
       name,
       opts,
+      it: caseIt,
       store() {
         if (!fixture) throw new Error('no store: called outside a test');
         return fixture.store;
@@ -60,5 +71,8 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     incidentCases(ctx);
     deliveryCases(ctx);
     raceCases(ctx);
+
+    // runs after collection, when every case has consumed its skip entry
+    if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));
   });
 }

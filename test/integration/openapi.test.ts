@@ -103,22 +103,9 @@ const doc = openapiDocument();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-openapi-'));
-  // Vigil does not expose its Express app: catch it as main.ts hands it to the HTTP server.
-  const apps: ExpressLike[] = [];
-  type On = (this: Server, event: string | symbol, listener: (...args: unknown[]) => void) => Server;
-  const original = Server.prototype.on as On;
-  const catching: On = function (event, listener) {
-    if (event === 'request' && isExpressApp(listener)) apps.push(listener);
-    return original.call(this, event, listener);
-  };
-  const spy = vi.spyOn(Server.prototype, 'on').mockImplementation(catching as unknown as typeof Server.prototype.on);
-  try {
-    vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { manualTicks: true });
-  } finally {
-    spy.mockRestore();
-  }
-  const found = apps[0];
-  if (!found || apps.length !== 1) throw new Error(`expected to catch one Express app, caught ${apps.length}`);
+  vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { manualTicks: true });
+  const found: unknown = vigil.app;
+  if (!isExpressApp(found)) throw new Error('startVigil did not expose its Express app');
   app = found;
   adminToken = signToken(vigil.config.jwtSecret, { sub: 'openapi-probe-admin', admin: true });
 });

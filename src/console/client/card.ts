@@ -1,0 +1,169 @@
+/** One incident on the board. Built once, then updated in place so focus is kept. */
+import { serverNow } from './clock.js';
+import { clockTime, duration, el, mapUrl } from './format.js';
+import type { Delivery, DeliveryStatus, Incident } from './types.js';
+
+export interface CardActions {
+  ack(id: string): void;
+  resolve(id: string): void;
+  timers(userId: string): void;
+}
+
+const STATUS_LABEL: Record<DeliveryStatus, string> = {
+  pending: 'pending',
+  sending: 'pending',
+  sent: 'sent',
+  delivered: 'delivered',
+  failed: 'failed',
+  dead: 'dead',
+};
+
+const who = (i: Incident) => i.displayName ?? i.userId;
+
+export class Card {
+  readonly root: HTMLLIElement;
+  private readonly title = el('h4', 'card__title');
+  private readonly badge = el('span', 'badge');
+  private readonly newBadge = el('span', 'badge badge--new', 'New');
+  private readonly ago = el('strong', 'card__ago');
+  private readonly at = el('span', 'muted');
+  private readonly place = el('dd');
+  private readonly map = el('dd');
+  private readonly ackLine = el('p', 'card__acked muted');
+  private readonly contacts = el('ul', 'deliveries');
+  private readonly error = el('p', 'error');
+  readonly ackBtn = el('button', 'btn btn--primary');
+  readonly resolveBtn = el('button', 'btn');
+  private readonly timersBtn = el('button', 'btn btn--quiet');
+  private incident: Incident;
+
+  constructor(incident: Incident, actions: CardActions) {
+    this.incident = incident;
+    this.root = el('li', 'card');
+    this.root.id = `incident-${incident.id}`;
+    this.root.dataset.incidentId = incident.id;
+    const titleId = `incident-${incident.id}-title`;
+    this.title.id = titleId;
+    this.root.setAttribute('aria-labelledby', titleId);
+
+    const head = el('div', 'card__head');
+    head.append(this.title, this.newBadge, this.badge);
+    const overdue = el('p', 'card__overdue');
+    overdue.append(this.ago, ' ', this.at);
+    const facts = el('dl', 'card__facts');
+    facts.append(el('dt', undefined, 'Place'), this.place, el('dt', undefined, 'Map'), this.map);
+    this.error.setAttribute('role', 'alert');
+
+    for (const b of [this.ackBtn, this.resolveBtn, this.timersBtn]) b.type = 'button';
+    this.ackBtn.addEventListener('click', () => actions.ack(this.incident.id));
+    this.resolveBtn.addEventListener('click', () => actions.resolve(this.incident.id));
+    this.timersBtn.addEventListener('click', () => actions.timers(this.incident.userId));
+    const buttons = el('div', 'card__actions');
+    buttons.append(this.ackBtn, this.resolveBtn, this.timersBtn);
+
+    this.root.append(head, overdue, facts, this.ackLine, el('h5', 'card__sub', 'Emergency contacts'), this.contacts, this.error, buttons);
+    this.update(incident);
+  }
+
+  /** Label a button with visible text plus the person's name for screen readers. */
+  private label(b: HTMLButtonElement, text: string): void {
+    b.replaceChildren(text, el('span', 'sr-only', ` — ${who(this.incident)}`));
+  }
+
+  update(i: Incident): void {
+    this.incident = i;
+    const acked = i.status === 'acknowledged';
+    this.root.classList.toggle('card--active', i.status === 'active');
+    this.root.classList.toggle('card--acked', acked);
+    if (i.status !== 'active') this.root.classList.remove('card--new');
+
+    this.title.replaceChildren(who(i));
+    if (i.displayName && i.displayName !== i.userId) this.title.append(' ', el('span', 'card__uid', i.userId));
+    this.badge.className = `badge badge--${i.status}`;
+    this.badge.textContent = acked ? 'Acknowledged' : i.status === 'active' ? 'Active SOS' : i.status;
+
+    this.at.textContent = `(deadline ${clockTime(i.deadline)})`;
+    this.place.textContent = i.locationName ?? 'No place given';
+    this.place.classList.toggle('muted', !i.locationName);
+    if (i.location) {
+      const a = el('a', undefined, `${i.location.lat.toFixed(5)}, ${i.location.lng.toFixed(5)}`);
+      a.href = mapUrl(i.location.lat, i.location.lng);
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+      a.append(el('span', 'sr-only', ' (map, opens in a new tab)'));
+      this.map.replaceChildren(a);
+      this.map.classList.remove('muted');
+    } else {
+      this.map.replaceChildren('No coordinates');
+      this.map.classList.add('muted');
+    }
+    this.ackLine.textContent = acked ? `Acknowledged by ${i.acknowledgedBy ?? 'a moderator'} at ${clockTime(i.acknowledgedAt)}` : '';
+    this.ackLine.hidden = !acked;
+
+    this.ackBtn.hidden = i.status !== 'active';
+    this.label(this.ackBtn, 'Acknowledge');
+    this.label(this.resolveBtn, 'Resolve');
+    this.label(this.timersBtn, 'Their timers');
+    this.tick(serverNow());
+  }
+
+  markNew(): void {
+    this.root.classList.add('card--new');
+  }
+
+  setBusy(busy: boolean, which: 'ack' | 'resolve'): void {
+    const b = which === 'ack' ? this.ackBtn : this.resolveBtn;
+    b.disabled = busy;
+    b.setAttribute('aria-busy', String(busy));
+    if (busy) this.setError('');
+  }
+
+  setError(text: string): void {
+    this.error.textContent = text;
+  }
+
+  setDeliveries(list: Delivery[] | undefined): void {
+    if (!list) {
+      this.contacts.replaceChildren(el('li', 'muted', 'Loading contacts…'));
+      return;
+    }
+    if (list.length === 0) {
+      this.contacts.replaceChildren(el('li', 'muted', 'No emergency contacts on file.'));
+      return;
+    }
+    const sorted = [...list].sort((a, b) => (a.kind === b.kind ? a.contactName.localeCompare(b.contactName) : a.kind === 'sos' ? -1 : 1));
+    this.contacts.replaceChildren(
+      ...sorted.map((d) => {
+        const li = el('li', 'delivery');
+        li.dataset.key = d.key;
+        const name = el('span', 'delivery__name', d.contactName);
+        const phone = d.phone.includes('*') ? el('span', 'delivery__phone', d.phone) : el('a', 'delivery__phone', d.phone);
+        if (phone instanceof HTMLAnchorElement) phone.href = `tel:${d.phone}`;
+        const status = el('span', `badge badge--${STATUS_LABEL[d.status]}`, STATUS_LABEL[d.status]);
+        status.dataset.status = d.status;
+        const notes: string[] = [];
+        if (d.kind === 'all_clear') notes.push('all-clear message');
+        if (d.status === 'sending') notes.push('sending now');
+        if (d.attempts > 0) notes.push(`${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`);
+        if (d.carrier) notes.push(d.carrier);
+        if (d.lastError && d.status !== 'sent' && d.status !== 'delivered') notes.push(d.lastError);
+        li.append(name, phone, status);
+        if (notes.length) li.append(el('span', 'delivery__note muted', notes.join(' · ')));
+        return li;
+      }),
+    );
+  }
+
+  tick(nowMs: number): void {
+    const late = nowMs - Date.parse(this.incident.deadline);
+    this.ago.textContent = late >= 0 ? `Deadline passed ${duration(late)} ago` : `Deadline in ${duration(-late)}`;
+  }
+
+  get status(): Incident['status'] {
+    return this.incident.status;
+  }
+
+  get deadlineMs(): number {
+    return Date.parse(this.incident.deadline);
+  }
+}

@@ -1,0 +1,98 @@
+/** What the console reads from the API and the events (see src/realtime/events.ts), checked at the edge. */
+export type IncidentStatus = 'active' | 'acknowledged' | 'resolved' | 'false_alarm';
+export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead';
+export type TimerStatus = 'active' | 'extended' | 'safe' | 'cancelled' | 'expired';
+
+export interface GeoPoint {
+  lat: number;
+  lng: number;
+}
+
+export interface Incident {
+  id: string;
+  timerId: string;
+  userId: string;
+  status: IncidentStatus;
+  deadline: string;
+  createdAt: string;
+  updatedAt: string;
+  acknowledgedAt?: string;
+  acknowledgedBy?: string;
+  resolvedAt?: string;
+  resolvedBy?: string;
+  locationName?: string;
+  location?: GeoPoint;
+  displayName?: string;
+}
+
+export interface Delivery {
+  key: string;
+  incidentId: string;
+  contactId: string;
+  contactName: string;
+  phone: string;
+  kind: 'sos' | 'all_clear';
+  status: DeliveryStatus;
+  attempts: number;
+  carrier?: string;
+  lastError?: string;
+  nextAttemptAt?: string;
+  updatedAt?: string;
+}
+
+export interface IncidentWithDeliveries extends Incident {
+  deliveries: Delivery[];
+}
+
+export interface Timer {
+  id: string;
+  userId: string;
+  status: TimerStatus;
+  startedAt: string;
+  expiresAt: string;
+  resolvedAt?: string;
+  updatedAt?: string;
+  locationName?: string;
+  location?: GeoPoint;
+  extensions: number;
+  incidentId?: string;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (o: Obj, k: string) => typeof o[k] === 'string';
+const OPT_STR = (o: Obj, k: string) => o[k] === undefined || typeof o[k] === 'string';
+
+export function isIncident(v: unknown): v is Incident {
+  return (
+    isObj(v) &&
+    ['id', 'userId', 'status', 'deadline', 'updatedAt'].every((k) => str(v, k)) &&
+    ['locationName', 'displayName', 'acknowledgedBy', 'acknowledgedAt'].every((k) => OPT_STR(v, k))
+  );
+}
+
+export function isDelivery(v: unknown): v is Delivery {
+  return isObj(v) && ['key', 'incidentId', 'contactName', 'phone', 'status'].every((k) => str(v, k)) && typeof v.attempts === 'number';
+}
+
+export function isIncidentWithDeliveries(v: unknown): v is IncidentWithDeliveries {
+  return isIncident(v) && Array.isArray((v as unknown as Obj).deliveries) && ((v as unknown as Obj).deliveries as unknown[]).every(isDelivery);
+}
+
+export function isTimer(v: unknown): v is Timer {
+  return isObj(v) && ['id', 'userId', 'status', 'startedAt', 'expiresAt'].every((k) => str(v, k));
+}
+
+/** `{ [field]: T }` out of an untyped payload, or undefined. */
+export function field<T>(v: unknown, name: string, guard: (x: unknown) => x is T): T | undefined {
+  if (!isObj(v)) return undefined;
+  const x = v[name];
+  return guard(x) ? x : undefined;
+}
+
+export function eventIdOf(v: unknown): string | undefined {
+  return isObj(v) && typeof v.eventId === 'string' ? v.eventId : undefined;
+}
+
+export const isOpen = (s: IncidentStatus): boolean => s === 'active' || s === 'acknowledged';
+export const isLiveTimer = (s: TimerStatus): boolean => s === 'active' || s === 'extended';

@@ -1,0 +1,77 @@
+/** Document ↔ domain mapping for the MongoDB store: adapter-only fields never leave it. */
+import type { Contact } from '../../domain/contact.js';
+import type { Delivery } from '../../domain/delivery.js';
+import type { Incident } from '../../domain/incident.js';
+import type { GeoPoint, Timer } from '../../domain/timer.js';
+import type { DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
+
+/** Drop undefined fields so records compare equal across adapters. */
+function compact<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+const point = (p: GeoPoint | undefined): GeoPoint | undefined => (p ? { lat: p.lat, lng: p.lng } : undefined);
+
+export function toTimer(d: TimerDoc): Timer {
+  return compact({
+    id: d._id,
+    userId: d.userId,
+    status: d.status,
+    startedAt: d.startedAt,
+    expiresAt: d.expiresAt,
+    resolvedAt: d.resolvedAt,
+    updatedAt: d.updatedAt,
+    locationName: d.locationName,
+    location: point(d.location),
+    displayName: d.displayName,
+    extensions: d.extensions,
+    escalation: d.escalation,
+    incidentId: d.incidentId,
+    expiredByFence: d.expiredByFence,
+  });
+}
+
+export function toIncident(d: IncidentDoc): Incident {
+  return compact({
+    id: d._id,
+    timerId: d.timerId,
+    userId: d.userId,
+    status: d.status,
+    deadline: d.deadline,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+    acknowledgedAt: d.acknowledgedAt,
+    acknowledgedBy: d.acknowledgedBy,
+    resolvedAt: d.resolvedAt,
+    resolvedBy: d.resolvedBy,
+    locationName: d.locationName,
+    location: point(d.location),
+    displayName: d.displayName,
+    fence: d.fence,
+  });
+}
+
+export function toDelivery(d: DeliveryDoc): Delivery {
+  return compact({
+    key: d._id,
+    incidentId: d.incidentId,
+    userId: d.userId,
+    contactId: d.contactId,
+    contactName: d.contactName,
+    phone: d.phone,
+    kind: d.kind,
+    body: d.body,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.nextAttemptAt,
+    leaseUntil: d.leaseUntil,
+    carrier: d.carrier,
+    providerMessageId: d.providerMessageId,
+    lastError: d.lastError,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+  });
+}
+
+export const toContact = (c: Contact): Contact => ({ id: c.id, name: c.name, phone: c.phone });

@@ -1,0 +1,106 @@
+/** Incident and contact queries of the MongoDB store. */
+import type { Contact } from '../../domain/contact.js';
+import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import type { Timer } from '../../domain/timer.js';
+import type { ChangedSince } from '../port.js';
+import { toContact, toIncident } from './docs.js';
+import { isDuplicateKey, isWriteConcernError } from './errors.js';
+import type { ContactsDoc, IncidentDoc } from './schemas.js';
+import { defined, insertOptions, newOp, noneWanted, settle, unknownOutcome, type Ctx } from './writes.js';
+
+const DEFAULT_LIMIT = 500;
+
+/**
+ * Insert the incident, or return the one that exists: the unique index on timerId makes
+ * concurrent openers agree (invariant 3). Insert first: the common path is one round trip.
+ */
+export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {
+  const now = await ctx.now();
+  const doc: IncidentDoc = {
+    _id: id,
+    timerId: timer.id,
+    userId: timer.userId,
+    status: 'active',
+    deadline: timer.expiresAt,
+    createdAt: now,
+    updatedAt: now,
+    fence,
+    lastOp: newOp(),
+    ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName }),
+  };
+  try {
+    await ctx.m.incidents.insertMany([doc], insertOptions(ctx, true));
+    return { incident: toIncident(doc), created: true };
+  } catch (err) {
+    if (isWriteConcernError(err)) {
+      const seen = await ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec();
+      if (seen) return { incident: toIncident(seen), created: seen._id === id };
+      throw unknownOutcome(err);
+    }
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const existing = await ctx.m.incidents.findOne({ timerId: timer.id }).lean<IncidentDoc>().exec();
+  if (!existing) throw new Error(`incident ${id}: the insert was refused as a duplicate but timer ${timer.id} has no incident`);
+  return { incident: toIncident(existing), created: false };
+}
+
+export async function getIncident(ctx: Ctx, id: string): Promise<Incident | null> {
+  const d = await ctx.m.incidents.findById(id).lean<IncidentDoc>().exec();
+  return d ? toIncident(d) : null;
+}
+
+export async function incidentForTimer(ctx: Ctx, timerId: string): Promise<Incident | null> {
+  const d = await ctx.m.incidents.findOne({ timerId }).lean<IncidentDoc>().exec();
+  return d ? toIncident(d) : null;
+}
+
+export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus } & ChangedSince): Promise<Incident[]> {
+  if (noneWanted(filter.limit)) return [];
+  const q = ctx.m.incidents.find({
+    ...(filter.status ? { status: filter.status } : {}),
+    ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
+  });
+  const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ createdAt: 1, _id: 1 });
+  const limit = filter.limit ?? DEFAULT_LIMIT;
+  const docs = await sorted.limit(limit).batchSize(limit).lean<IncidentDoc[]>().exec();
+  return docs.map(toIncident);
+}
+
+/** CAS incident from one of `from` to `to`, stamping who and when. */
+export async function transitionIncident(ctx: Ctx, id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
+  if (from.length === 0) return null;
+  const now = await ctx.now();
+  const op = newOp();
+  const stamp = to === 'acknowledged' ? { acknowledgedAt: now, acknowledgedBy: by } : { resolvedAt: now, resolvedBy: by };
+  const write = ctx.m.incidents
+    .findOneAndUpdate(
+      { _id: id, status: { $in: [...from] } },
+      { $set: { status: to, updatedAt: now, lastOp: op, ...stamp } },
+      { returnDocument: 'after', writeConcern: ctx.wc },
+    )
+    .lean<IncidentDoc>()
+    .exec();
+  const d = await settle(write, () => ctx.m.incidents.findById(id).readConcern('majority').lean<IncidentDoc>().exec(), op);
+  return d ? toIncident(d) : null;
+}
+
+export async function getContacts(ctx: Ctx, userId: string): Promise<Contact[]> {
+  const d = await ctx.m.contacts.findById(userId).lean<ContactsDoc>().exec();
+  return d ? d.contacts.map(toContact) : [];
+}
+
+/** One document per person: replacing the whole list is one atomic single-document upsert. */
+export async function replaceContacts(ctx: Ctx, userId: string, contacts: Contact[]): Promise<Contact[]> {
+  const now = await ctx.now();
+  const op = newOp();
+  const write = ctx.m.contacts
+    .findOneAndUpdate(
+      { _id: userId },
+      { $set: { contacts: contacts.map(toContact), updatedAt: now, lastOp: op } },
+      { upsert: true, returnDocument: 'after', writeConcern: ctx.wc },
+    )
+    .lean<ContactsDoc>()
+    .exec();
+  const d = await settle(write, () => ctx.m.contacts.findById(userId).readConcern('majority').lean<ContactsDoc>().exec(), op);
+  return d ? d.contacts.map(toContact) : [];
+}

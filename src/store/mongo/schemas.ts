@@ -1,0 +1,235 @@
+/**
+ * Documents, schemas and indexes of the MongoDB store. Times are BSON dates. Every
+ * index here is created at start-up (`createIndexes`, additive: an index added by an
+ * operator is never dropped) and listed in docs/mongodb.md.
+ *
+ * Uniqueness is carried by sparse single-field indexes on fields that exist only while
+ * the constraint applies (`liveUser`, `idemScope`), because FerretDB v1 does not
+ * implement `partialFilterExpression`. A sparse index skips documents that LACK the
+ * field — not documents where it is null — so the adapter `$unset`s them, never nulls.
+ */
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Contact } from '../../domain/contact.js';
+import { DELIVERY_STATUSES, type DeliveryKind, type DeliveryStatus } from '../../domain/delivery.js';
+import { INCIDENT_STATUSES, type IncidentStatus } from '../../domain/incident.js';
+import { TIMER_STATUSES, type EscalationState, type GeoPoint, type TimerStatus } from '../../domain/timer.js';
+
+export interface TimerDoc {
+  _id: string;
+  userId: string;
+  status: TimerStatus;
+  startedAt: Date;
+  expiresAt: Date;
+  resolvedAt?: Date;
+  updatedAt: Date;
+  locationName?: string;
+  location?: GeoPoint;
+  displayName?: string;
+  extensions: number;
+  escalation: EscalationState;
+  incidentId?: string;
+  expiredByFence?: number;
+  /** = userId while the timer is live, absent once terminal: unique → one live timer per person */
+  liveUser?: string;
+  /** JSON `[userId, Idempotency-Key]` of the request that created the timer: unique → one timer per key */
+  idemScope?: string;
+  /** hash of that request's body */
+  idemFingerprint?: string;
+  /** token of the sweep claim that expired it (read-back of a batched claim) */
+  claimToken?: string;
+  /** token of the last write, to decide writes whose write concern was not confirmed */
+  lastOp?: string;
+}
+
+export interface IncidentDoc {
+  _id: string;
+  timerId: string;
+  userId: string;
+  status: IncidentStatus;
+  deadline: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  acknowledgedAt?: Date;
+  acknowledgedBy?: string;
+  resolvedAt?: Date;
+  resolvedBy?: string;
+  locationName?: string;
+  location?: GeoPoint;
+  displayName?: string;
+  /** fence of the sweep that opened it */
+  fence: number;
+  /** token of the last write, to decide writes whose write concern was not confirmed */
+  lastOp?: string;
+}
+
+export interface DeliveryDoc {
+  /** the delivery key, `incidentId:contactId[:kind]` (also the carrier idempotency key) */
+  _id: string;
+  incidentId: string;
+  userId: string;
+  contactId: string;
+  contactName: string;
+  phone: string;
+  kind: DeliveryKind;
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  leaseUntil?: Date;
+  carrier?: string;
+  providerMessageId?: string;
+  lastError?: string;
+  createdAt: Date;
+  updatedAt: Date;
+  /** token of the dispatcher claim that leased it */
+  claimToken?: string;
+  /** token of the last write, to decide writes whose write concern was not confirmed */
+  lastOp?: string;
+}
+
+/** One document per person: replacing the list is a single-document (atomic) write. */
+export interface ContactsDoc {
+  /** the user id */
+  _id: string;
+  contacts: Contact[];
+  updatedAt: Date;
+  /** token of the last write, to decide writes whose write concern was not confirmed */
+  lastOp?: string;
+}
+
+export interface Models {
+  timers: Model<TimerDoc>;
+  incidents: Model<IncidentDoc>;
+  deliveries: Model<DeliveryDoc>;
+  contacts: Model<ContactsDoc>;
+}
+
+// No buffering (fail fast instead of queueing while disconnected), no automatic index
+// builds (MongoStore.connect builds them and reports failures), our own updatedAt.
+const OPTIONS = { versionKey: false, timestamps: false, bufferCommands: false, autoIndex: false, autoCreate: false, strict: true } as const;
+
+const point = () => new Schema<GeoPoint>({ lat: { type: Number, required: true }, lng: { type: Number, required: true } }, { _id: false });
+
+function timerSchema(): Schema<TimerDoc> {
+  const s = new Schema<TimerDoc>(
+    {
+      _id: { type: String, required: true },
+      userId: { type: String, required: true },
+      status: { type: String, enum: TIMER_STATUSES, required: true },
+      startedAt: { type: Date, required: true },
+      expiresAt: { type: Date, required: true },
+      resolvedAt: Date,
+      updatedAt: { type: Date, required: true },
+      locationName: String,
+      location: { type: point(), required: false },
+      displayName: String,
+      extensions: { type: Number, required: true },
+      escalation: { type: String, enum: ['none', 'pending', 'done'], required: true },
+      incidentId: String,
+      expiredByFence: Number,
+      liveUser: String,
+      idemScope: String,
+      idemFingerprint: String,
+      claimToken: String,
+      lastOp: String,
+    },
+    { ...OPTIONS, collection: 'timers' },
+  );
+  // the sweep: equality on status before the range on expiresAt (ESR)
+  s.index({ status: 1, expiresAt: 1 }, { name: 'sweep_due' });
+  s.index({ userId: 1, status: 1 }, { name: 'user_status' });
+  s.index({ userId: 1, updatedAt: 1 }, { name: 'user_updated' });
+  // invariant 2: at most one live timer per person (liveUser is unset on every terminal transition)
+  s.index({ liveUser: 1 }, { name: 'one_live_timer_per_user', unique: true, sparse: true });
+  // invariant 6: one timer per (person, Idempotency-Key)
+  s.index({ idemScope: 1 }, { name: 'idempotency_key', unique: true, sparse: true });
+  // crash repair: expired timers whose escalation is pending, oldest deadline first
+  s.index({ escalation: 1, expiresAt: 1 }, { name: 'escalation_pending' });
+  return s;
+}
+
+function incidentSchema(): Schema<IncidentDoc> {
+  const s = new Schema<IncidentDoc>(
+    {
+      _id: { type: String, required: true },
+      timerId: { type: String, required: true },
+      userId: { type: String, required: true },
+      status: { type: String, enum: INCIDENT_STATUSES, required: true },
+      deadline: { type: Date, required: true },
+      createdAt: { type: Date, required: true },
+      updatedAt: { type: Date, required: true },
+      acknowledgedAt: Date,
+      acknowledgedBy: String,
+      resolvedAt: Date,
+      resolvedBy: String,
+      locationName: String,
+      location: { type: point(), required: false },
+      displayName: String,
+      fence: { type: Number, required: true },
+      lastOp: String,
+    },
+    { ...OPTIONS, collection: 'incidents' },
+  );
+  // invariant 3: one incident per timer, whatever the number of sweepers
+  s.index({ timerId: 1 }, { name: 'one_incident_per_timer', unique: true });
+  s.index({ status: 1, createdAt: 1 }, { name: 'status_created' });
+  s.index({ createdAt: 1, _id: 1 }, { name: 'created' });
+  s.index({ updatedAt: 1 }, { name: 'updated' });
+  return s;
+}
+
+function deliverySchema(): Schema<DeliveryDoc> {
+  const s = new Schema<DeliveryDoc>(
+    {
+      _id: { type: String, required: true },
+      incidentId: { type: String, required: true },
+      userId: { type: String, required: true },
+      contactId: { type: String, required: true },
+      contactName: { type: String, required: true },
+      phone: { type: String, required: true },
+      kind: { type: String, enum: ['sos', 'all_clear'], required: true },
+      body: { type: String, required: true },
+      status: { type: String, enum: DELIVERY_STATUSES, required: true },
+      attempts: { type: Number, required: true },
+      nextAttemptAt: { type: Date, required: true },
+      leaseUntil: Date,
+      carrier: String,
+      providerMessageId: String,
+      lastError: String,
+      createdAt: { type: Date, required: true },
+      updatedAt: { type: Date, required: true },
+      claimToken: String,
+      lastOp: String,
+    },
+    { ...OPTIONS, collection: 'deliveries' },
+  );
+  // invariant 5: one delivery per (incident, contact, kind); also serves "deliveries of an incident"
+  s.index({ incidentId: 1, contactId: 1, kind: 1 }, { name: 'one_per_recipient', unique: true });
+  // the dispatcher's claim is an $or of two branches; each needs its own index
+  s.index({ status: 1, nextAttemptAt: 1 }, { name: 'due' });
+  s.index({ status: 1, leaseUntil: 1 }, { name: 'lapsed_lease' });
+  s.index({ providerMessageId: 1 }, { name: 'provider_message', sparse: true });
+  s.index({ userId: 1, createdAt: 1 }, { name: 'user_created' });
+  return s;
+}
+
+function contactsSchema(): Schema<ContactsDoc> {
+  const contact = new Schema<Contact>(
+    { id: { type: String, required: true }, name: { type: String, required: true }, phone: { type: String, required: true } },
+    { _id: false },
+  );
+  return new Schema<ContactsDoc>(
+    { _id: { type: String, required: true }, contacts: { type: [contact], required: true }, updatedAt: { type: Date, required: true }, lastOp: String },
+    { ...OPTIONS, collection: 'contacts' },
+  );
+}
+
+/** The models, bound to one connection (never to the global mongoose singleton). */
+export function makeModels(conn: Connection): Models {
+  return {
+    timers: conn.model<TimerDoc>('Timer', timerSchema()),
+    incidents: conn.model<IncidentDoc>('Incident', incidentSchema()),
+    deliveries: conn.model<DeliveryDoc>('Delivery', deliverySchema()),
+    contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
+  };
+}

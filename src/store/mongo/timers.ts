@@ -1,0 +1,237 @@
+/**
+ * Timer queries of the MongoDB store. Every transition is one `findOneAndUpdate`
+ * filtered on id, owner and the allowed current states (never find-then-save); a timer
+ * leaving the live states `$unset`s `liveUser`, which frees the person's slot in the
+ * unique "one live timer" index.
+ */
+import { Conflict } from '../../domain/errors.js';
+import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
+import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
+import { toTimer } from './docs.js';
+import { isDuplicateKey, isWriteConcernError } from './errors.js';
+import type { TimerDoc } from './schemas.js';
+import { defined, insertOptions, newOp, noneWanted, settle, unknownOutcome, type Ctx } from './writes.js';
+
+const live = { $in: [...LIVE] };
+const DEFAULT_LIMIT = 500;
+
+/** The idempotency scope: unambiguous for any user id and key (no separator to collide on). */
+const idemScope = (userId: string, key: string): string => JSON.stringify([userId, key]);
+
+const byIdMajority = (ctx: Ctx, id: string) => () => ctx.m.timers.findById(id).readConcern('majority').lean<TimerDoc>().exec();
+
+/**
+ * Arm without a multi-document transaction (FerretDB has none, and we do not need one):
+ * the idempotency claim lives IN the timer document (`idemScope`, unique sparse index),
+ * so ONE insert is checked atomically against both unique indexes — "one live timer per
+ * person" (`liveUser`) and "one timer per Idempotency-Key" (`idemScope`). There is no
+ * second record to insert, hence no window where a crash leaves a timer without its key
+ * or a key without its timer, and nothing to roll back when a concurrent request wins.
+ *
+ * When the insert is refused we look up why (FerretDB's E11000 does not name the index):
+ * the key first (a replay wins over "already live", as in the SQLite adapter), then the
+ * live timer. If neither is there any more (the live timer was resolved in between),
+ * the insert is retried.
+ */
+export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult> {
+  const now = await ctx.now();
+  const op = newOp();
+  const doc: TimerDoc = {
+    _id: t.id,
+    userId: t.userId,
+    status: 'active',
+    startedAt: t.startedAt,
+    expiresAt: t.expiresAt,
+    updatedAt: now,
+    extensions: 0,
+    escalation: 'none',
+    liveUser: t.userId,
+    lastOp: op,
+    ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName }),
+    ...(idem ? { idemScope: idemScope(t.userId, idem.key), idemFingerprint: idem.fingerprint } : {}),
+  };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await ctx.m.timers.insertMany([doc], insertOptions(ctx, true));
+      return { kind: 'created', timer: toTimer(doc) };
+    } catch (err) {
+      if (isWriteConcernError(err)) {
+        const seen = await byIdMajority(ctx, t.id)();
+        if (seen?.lastOp === op) return { kind: 'created', timer: toTimer(seen) };
+        throw unknownOutcome(err);
+      }
+      if (!isDuplicateKey(err)) throw err;
+    }
+    if (idem) {
+      const prior = await ctx.m.timers.findOne({ idemScope: idemScope(t.userId, idem.key) }).lean<TimerDoc>().exec();
+      if (prior) return prior.idemFingerprint === idem.fingerprint ? { kind: 'replayed', timer: toTimer(prior) } : { kind: 'idempotency_mismatch' };
+    }
+    const current = await ctx.m.timers.findOne({ liveUser: t.userId }).lean<TimerDoc>().exec();
+    if (current) return { kind: 'live_timer_exists', timer: toTimer(current) };
+    if (await ctx.m.timers.exists({ _id: t.id }).exec()) throw Conflict('timer_id_taken', `a timer with id ${t.id} already exists`);
+  }
+  throw Conflict('arm_contended', 'the timer could not be armed: the person’s live timer kept changing; retry');
+}
+
+export async function getTimer(ctx: Ctx, id: string, userId?: string): Promise<Timer | null> {
+  const d = await ctx.m.timers
+    .findOne(userId === undefined ? { _id: id } : { _id: id, userId })
+    .lean<TimerDoc>()
+    .exec();
+  return d ? toTimer(d) : null;
+}
+
+export async function listTimers(ctx: Ctx, userId: string, filter: { status?: TimerStatus } & ChangedSince): Promise<Timer[]> {
+  if (noneWanted(filter.limit)) return [];
+  const q = ctx.m.timers.find({
+    userId,
+    ...(filter.status ? { status: filter.status } : {}),
+    ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
+  });
+  const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ startedAt: -1, _id: -1 });
+  const limit = filter.limit ?? DEFAULT_LIMIT;
+  const docs = await sorted.limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
+  return docs.map(toTimer);
+}
+
+/**
+ * CAS live → extended. Adding seconds to a BSON date needs an update PIPELINE
+ * (`$add` on `$expiresAt`; `$inc` refuses dates) and the span cap compares two fields
+ * (`$expr`): one atomic findAndModify on MongoDB 4.2+. FerretDB v1 implements neither,
+ * so this is proven on real MongoDB only (the contract skips these cases on FerretDB).
+ */
+export async function extendTimer(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  seconds: number,
+  caps: { maxExtensions: number; maxTotalSeconds: number },
+): Promise<Timer | null> {
+  const now = await ctx.now();
+  const op = newOp();
+  const ms = seconds * 1000;
+  const write = ctx.m.timers
+    .findOneAndUpdate(
+      {
+        _id: id,
+        userId,
+        status: live,
+        expiresAt: { $gt: now },
+        extensions: { $lt: caps.maxExtensions },
+        // (expiresAt + ms) − startedAt ≤ maxTotal
+        $expr: { $lte: [{ $subtract: ['$expiresAt', '$startedAt'] }, caps.maxTotalSeconds * 1000 - ms] },
+      },
+      [{ $set: { expiresAt: { $add: ['$expiresAt', ms] }, status: { $literal: 'extended' }, extensions: { $add: ['$extensions', 1] }, updatedAt: now, lastOp: { $literal: op } } }],
+      { updatePipeline: true, returnDocument: 'after', writeConcern: ctx.wc },
+    )
+    .lean<TimerDoc>()
+    .exec();
+  const d = await settle(write, byIdMajority(ctx, id), op);
+  return d ? toTimer(d) : null;
+}
+
+/** CAS live → safe | cancelled. */
+export async function resolveTimer(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
+  const now = await ctx.now();
+  const op = newOp();
+  const write = ctx.m.timers
+    .findOneAndUpdate(
+      { _id: id, userId, status: live },
+      { $set: { status: to, resolvedAt: now, updatedAt: now, lastOp: op }, $unset: { liveUser: 1 } },
+      { returnDocument: 'after', writeConcern: ctx.wc },
+    )
+    .lean<TimerDoc>()
+    .exec();
+  const d = await settle(write, byIdMajority(ctx, id), op);
+  return d ? toTimer(d) : null;
+}
+
+/**
+ * Batched claim in three round trips whatever the batch size (each read asks for the
+ * whole answer in its first reply, so no getMore follows; up to the 16 MiB reply cap):
+ *   1. candidate ids through the {status, expiresAt} index (majority read, oldest first);
+ *   2. one updateMany that re-checks "live and due" per document (each document update
+ *      is atomic, so two sweepers never both win a timer) and stamps a fresh claim token;
+ *   3. read back what carries our token.
+ * A candidate someone else resolved or claimed between 1 and 2 is simply not ours.
+ * If the updateMany's write concern is not confirmed, the read-back is done with
+ * readConcern majority: only committed claims are escalated now; the others, if they
+ * commit, are found by pendingEscalations on the next tick, and if they roll back the
+ * timers are live again and get claimed again.
+ */
+export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Promise<Timer[]> {
+  if (noneWanted(limit)) return [];
+  const now = await ctx.now();
+  const due = { status: live, expiresAt: { $lte: now } };
+  // batchSize = limit: the whole answer comes in the first reply (no getMore), whatever N
+  const candidates = await ctx.m.timers
+    .find(due, { _id: 1 })
+    .sort({ expiresAt: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .readConcern('majority')
+    .lean<Pick<TimerDoc, '_id'>[]>()
+    .exec();
+  if (candidates.length === 0) return [];
+  const ids = candidates.map((c) => c._id);
+  const claimToken = newOp();
+  let unconfirmed = false;
+  try {
+    await ctx.m.timers
+      .updateMany(
+        { _id: { $in: ids }, ...due },
+        {
+          $set: { status: 'expired', escalation: 'pending', resolvedAt: now, updatedAt: now, expiredByFence: fence, claimToken, lastOp: claimToken },
+          $unset: { liveUser: 1 },
+        },
+        { writeConcern: ctx.wc },
+      )
+      .exec();
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    unconfirmed = true;
+  }
+  const q = ctx.m.timers.find({ _id: { $in: ids }, claimToken }).sort({ expiresAt: 1, _id: 1 }).limit(ids.length).batchSize(ids.length);
+  const mine = await (unconfirmed ? q.readConcern('majority') : q).lean<TimerDoc[]>().exec();
+  return mine.map(toTimer);
+}
+
+export async function pendingEscalations(ctx: Ctx, limit: number): Promise<Timer[]> {
+  if (noneWanted(limit)) return [];
+  const docs = await ctx.m.timers
+    .find({ escalation: 'pending' })
+    .sort({ expiresAt: 1, _id: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .readConcern('majority')
+    .lean<TimerDoc[]>()
+    .exec();
+  return docs.map(toTimer);
+}
+
+/** CAS escalation pending → done. */
+export async function markEscalated(ctx: Ctx, timerId: string, incidentId: string): Promise<boolean> {
+  const now = await ctx.now();
+  const op = newOp();
+  const write = ctx.m.timers
+    .findOneAndUpdate(
+      { _id: timerId, escalation: 'pending' },
+      { $set: { escalation: 'done', incidentId, updatedAt: now, lastOp: op } },
+      { returnDocument: 'after', writeConcern: ctx.wc },
+    )
+    .lean<TimerDoc>()
+    .exec();
+  const d = await settle(write, byIdMajority(ctx, timerId), op);
+  return d !== null;
+}
+
+/** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */
+export async function overdue(ctx: Ctx): Promise<{ count: number; oldest?: Date }> {
+  const now = await ctx.now();
+  const due = { status: live, expiresAt: { $lte: now } };
+  const [count, oldest] = await Promise.all([
+    ctx.m.timers.countDocuments(due).readConcern('majority').exec(),
+    ctx.m.timers.findOne(due, { expiresAt: 1 }).sort({ expiresAt: 1 }).readConcern('majority').lean<Pick<TimerDoc, 'expiresAt'>>().exec(),
+  ]);
+  return oldest ? { count, oldest: oldest.expiresAt } : { count };
+}

@@ -1,0 +1,66 @@
+/**
+ * What every query module of the MongoDB store shares: the models, the server clock, the
+ * write concern, and the rule for writes whose write concern was not confirmed.
+ *
+ * Outcome-unknown rule: a write whose write concern times out (or fails) reached the
+ * primary but may still replicate or be rolled back. We re-read with readConcern
+ * "majority": if our write (tagged with a fresh `lastOp` token) is visible there, it is
+ * committed and we go on; otherwise we refuse to guess and throw `Unavailable`
+ * (HTTP 503). Every caller is safe to retry: commands answer with the current state,
+ * escalations stay pending and the next tick repairs them.
+ */
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { Unavailable } from '../../domain/errors.js';
+import { isWriteConcernError } from './errors.js';
+import type { Models } from './schemas.js';
+
+export type WriteConcern = InstanceType<typeof mongoose.mongo.WriteConcern>;
+
+export interface Ctx {
+  readonly m: Models;
+  /** the store's clock (server time) */
+  now(): Promise<Date>;
+  /** write concern of every write */
+  readonly wc: WriteConcern;
+}
+
+/**
+ * Options of an insertMany: mongoose forwards `writeConcern` to the driver although its
+ * InsertManyOptions type does not declare it (checked by the command log in the tests).
+ */
+export function insertOptions(ctx: Ctx, ordered: boolean): mongoose.InsertManyOptions {
+  const opts: mongoose.InsertManyOptions & { writeConcern: WriteConcern } = { ordered, throwOnValidationError: true, writeConcern: ctx.wc };
+  return opts;
+}
+
+/** A fresh token identifying one write (or one claim). */
+export const newOp = (): string => randomUUID();
+
+export const unknownOutcome = (cause: unknown) =>
+  Unavailable('store_write_unconfirmed', 'the database did not confirm a write in time; its outcome is unknown, retry the request', cause);
+
+/**
+ * Await a single-document CAS write tagged with `op`. On an unconfirmed write concern,
+ * `reread` (majority) decides: our write visible → its document; anything else → unknown.
+ */
+export async function settle<D extends { lastOp?: string }>(write: Promise<D | null>, reread: () => Promise<D | null>, op: string): Promise<D | null> {
+  try {
+    return await write;
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    const seen = await reread();
+    if (seen?.lastOp === op) return seen;
+    throw unknownOutcome(err);
+  }
+}
+
+/** Drop undefined values from an update's `$set` (absent fields stay absent; sparse indexes rely on it). */
+export function defined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/** MongoDB reads `limit(0)` as "no limit"; the port means "nothing". */
+export const noneWanted = (limit: number | undefined): boolean => limit !== undefined && limit <= 0;

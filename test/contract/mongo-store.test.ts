@@ -1,0 +1,240 @@
+/**
+ * The store contract on the MongoDB store. With MONGODB_URI set (a real MongoDB replica
+ * set) every case runs, races included. Without it, a throwaway FerretDB v1 is started
+ * for this file; what the server is comes from its buildInfo (store.serverKind()), never
+ * from configuration, and decides which cases skip. Each test uses a fresh database.
+ */
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/domain/errors.js';
+import { ServerClock } from '../../src/store/mongo/clock.js';
+import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
+import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
+import { freePort } from '../helpers/net.js';
+import { storeContract, type ContractOptions } from './store-contract.js';
+import { armDue, newDeliveries, openedIncident } from './store-contract-helpers.js';
+
+const realUri = process.env.MONGODB_URI;
+const runnable = Boolean(realUri) || ferretAvailable();
+const ferret: FerretDb | undefined = !realUri && runnable ? await startFerretDb() : undefined;
+const uri = realUri ?? ferret?.uri;
+// one connection of the test file's own, to drop each test's database
+const admin = uri ? await mongoose.createConnection(uri, { serverSelectionTimeoutMS: 5000 }).asPromise() : undefined;
+
+afterAll(async () => {
+  await admin?.close();
+  await ferret?.stop();
+});
+
+async function fresh(extra: Partial<MongoStoreOptions> = {}) {
+  if (!uri || !admin) throw new Error('no server');
+  const dbName = `vigil_test_${randomUUID().replace(/-/g, '')}`;
+  const open = () => MongoStore.connect({ uri, dbName, serverSelectionTimeoutMs: 5000, ...extra });
+  const store = await open();
+  return {
+    store,
+    peer: open,
+    cleanup: async () => {
+      await store.close();
+      await admin.useDb(dbName, { useCache: false }).dropDatabase();
+    },
+  };
+}
+
+async function detect(): Promise<ServerKind | undefined> {
+  if (!uri) return undefined;
+  const { store, cleanup } = await fresh();
+  try {
+    return await store.serverKind();
+  } finally {
+    await cleanup();
+  }
+}
+const kind = await detect();
+
+const FERRET_NO_PIPELINE =
+  'FerretDB v1 implements neither update pipelines nor $expr, which extendTimer needs to add to a date deadline in one atomic findAndModify';
+/** Cases that call extendTimer; they run on real MongoDB. */
+const EXTEND_CASES = [
+  'timers: extend (CAS live → extended) › adds exactly the seconds to the deadline, status extended, extensions + 1',
+  'timers: extend (CAS live → extended) › refused after maxExtensions, deadline unchanged',
+  'timers: extend (CAS live → extended) › refused when the span from start to the new deadline would exceed maxTotalSeconds; equal is allowed',
+  'timers: extend (CAS live → extended) › refused once the deadline has passed (the sweep owns it now)',
+  'timers: extend (CAS live → extended) › invariant 7: refused for another user',
+  'timers: extend (CAS live → extended) › invariant 6: refused on every terminal state',
+  'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → safe; a second call loses the CAS (null) and changes nothing',
+  'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → cancelled; a second call loses the CAS (null) and changes nothing',
+  'timers: sweep (claimDueTimers) and escalation outbox › invariant 4: claims only live timers due by the store clock → expired, escalation pending, stamped with the fence',
+];
+
+const opts: ContractOptions =
+  kind === 'ferretdb'
+    ? {
+        racesUnsupported: 'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap',
+        skip: Object.fromEntries(EXTEND_CASES.map((c) => [c, FERRET_NO_PIPELINE])),
+      }
+    : {};
+
+if (kind) {
+  storeContract(kind, fresh, opts);
+} else {
+  describe.skip(`store contract: mongodb [${FERRET_MISSING}, and MONGODB_URI is not set]`, () => {
+    it('needs a server', () => undefined);
+  });
+}
+
+describe.skipIf(!kind)(`mongo store on ${kind ?? 'no server'}`, () => {
+  it('serverKind comes from buildInfo', async () => {
+    const { store, cleanup } = await fresh();
+    try {
+      expect(await store.serverKind()).toBe(realUri ? kind : 'ferretdb');
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('round trips per claimed batch are constant: the same for 10 and 500 timers', async () => {
+    // a long clock refresh keeps the clock's `hello` out of the measured batches
+    const { store, cleanup } = await fresh({ clockRefreshMs: 600_000 });
+    try {
+      const due = Array.from({ length: 510 }, () => randomUUID());
+      for (let i = 0; i < due.length; i += 50) await Promise.all(due.slice(i, i + 50).map((userId) => armDue(store, userId)));
+      await store.now();
+      const trips: Record<number, number> = {};
+      for (const size of [10, 500]) {
+        const before = store.roundTrips;
+        const claimed = await store.claimDueTimers(size, 1);
+        trips[size] = store.roundTrips - before;
+        expect(claimed).toHaveLength(size);
+        console.log(`[${kind}] claimDueTimers: ${claimed.length} timers claimed in ${trips[size]} round trips`);
+      }
+      expect(trips[10]).toBe(3);
+      expect(trips[500]).toBe(3);
+      const before = store.roundTrips;
+      expect(await store.claimDueTimers(500, 1)).toEqual([]);
+      expect(store.roundTrips - before).toBe(1);
+
+      const { incident } = await openedIncident(store);
+      await store.addDeliveries(incident, newDeliveries(incident.id, 510));
+      for (const size of [10, 500]) {
+        const start = store.roundTrips;
+        const leased = await store.claimDeliveries(size, 60_000);
+        const n = store.roundTrips - start;
+        expect(leased).toHaveLength(size);
+        expect(n).toBe(3);
+        console.log(`[${kind}] claimDeliveries: ${leased.length} deliveries leased in ${n} round trips`);
+      }
+    } finally {
+      await cleanup();
+    }
+  }, 120_000);
+
+  it('every write carries the configured write concern; the sweep reads with readConcern majority', async () => {
+    const seen: CommandInfo[] = [];
+    const { store, cleanup } = await fresh({ onCommand: (c) => seen.push(c), writeConcern: 'majority', writeTimeoutMs: 4000 });
+    try {
+      seen.length = 0;
+      const t = await armDue(store);
+      await store.resolveTimer(t.id, t.userId, 'safe');
+      const { timer, incident } = await openedIncident(store);
+      await store.markEscalated(timer.id, incident.id);
+      await store.transitionIncident(incident.id, ['active'], 'acknowledged', 'mod');
+      await store.addDeliveries(incident, newDeliveries(incident.id, 2));
+      const [d] = await store.claimDeliveries(10, 60_000);
+      if (!d) throw new Error('nothing leased');
+      await store.recordAttempt(d.key, d.attempts, { status: 'sent', carrier: 'twilio', providerMessageId: 'SM1' });
+      await store.applyReceipt('SM1', 'delivered', ['sent']);
+      await store.replaceContacts(randomUUID(), []);
+      await store.pendingEscalations(10);
+
+      const writes = seen.filter((c) => ['insert', 'update', 'findAndModify', 'delete'].includes(c.name));
+      expect(new Set(writes.map((c) => c.name))).toEqual(new Set(['insert', 'update', 'findAndModify']));
+      for (const w of writes) expect(w.writeConcern).toEqual({ w: 'majority', wtimeout: 4000 });
+      const sweepReads = seen.filter((c) => c.name === 'find' && c.readConcern !== undefined);
+      expect(sweepReads.length).toBeGreaterThanOrEqual(3);
+      for (const r of sweepReads) expect(r.readConcern).toEqual({ level: 'majority' });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('close() is idempotent; a closed store is not ready and refuses work', async () => {
+    const { store, cleanup } = await fresh();
+    await cleanup();
+    await store.close();
+    expect(await store.ping()).toBe(false);
+    await expect(store.getTimer('x')).rejects.toMatchObject({ kind: 'unavailable', code: 'store_closed' });
+  });
+});
+
+describe('mongo store start-up', () => {
+  it('fails fast with a clear message, without credentials, when no server answers', async () => {
+    const port = await freePort();
+    const err: unknown = await MongoStore.connect({ uri: `mongodb://vigil:s3cret@127.0.0.1:${port}/vigil`, serverSelectionTimeoutMs: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ kind: 'unavailable', code: 'store_unreachable' });
+    const message = (err as Error).message;
+    expect(message).toContain(`cannot reach MongoDB at mongodb://127.0.0.1:${port}/vigil within 300 ms`);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('refuses an invalid write concern', async () => {
+    await expect(MongoStore.connect({ uri: 'mongodb://127.0.0.1:1/x', writeConcern: 0 })).rejects.toMatchObject({ kind: 'invalid' });
+  });
+});
+
+describe.skipIf(!ferret)('mongo store when the server goes away', () => {
+  it('ping answers false and operations fail as unavailable (503), not as bugs', async () => {
+    const own = await startFerretDb();
+    const store = await MongoStore.connect({ uri: own.uri, dbName: 'vigil', serverSelectionTimeoutMs: 500, pingTimeoutMs: 500 });
+    try {
+      expect(await store.ping()).toBe(true);
+      await own.stop();
+      expect(await store.ping()).toBe(false);
+      await expect(store.getTimer('x')).rejects.toMatchObject({ kind: 'unavailable', code: 'store_unavailable' });
+    } finally {
+      await store.close();
+      await own.stop();
+    }
+  });
+});
+
+describe('server clock', () => {
+  const fakeServer = (times: number[]) => {
+    let calls = 0;
+    return {
+      read: async () => new Date(times[Math.min(calls++, times.length - 1)] ?? 0),
+      calls: () => calls,
+    };
+  };
+
+  it('reads the server once per refresh window and advances locally in between', async () => {
+    const server = fakeServer([1_000_000]);
+    const clock = new ServerClock(server.read, 600_000);
+    const a = await clock.now();
+    const b = await clock.now();
+    expect(server.calls()).toBe(1);
+    expect(a.getTime()).toBeGreaterThanOrEqual(1_000_000);
+    expect(b.getTime()).toBeGreaterThanOrEqual(a.getTime());
+  });
+
+  it('refreshMs 0 asks the server on every call; concurrent calls share one request', async () => {
+    const server = fakeServer([1_000, 2_000, 3_000]);
+    const clock = new ServerClock(server.read, 0);
+    await clock.now();
+    await clock.now();
+    expect(server.calls()).toBe(2);
+    await Promise.all([clock.now(), clock.now(), clock.now()]);
+    expect(server.calls()).toBe(3);
+  });
+
+  it('never goes backwards when the server clock steps back', async () => {
+    const server = fakeServer([5_000_000, 1_000]);
+    const clock = new ServerClock(server.read, 0);
+    const before = await clock.now();
+    const after = await clock.now();
+    expect(server.calls()).toBe(2);
+    expect(after.getTime()).toBeGreaterThanOrEqual(before.getTime());
+  });
+});

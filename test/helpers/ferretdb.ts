@@ -1,0 +1,162 @@
+/**
+ * A throwaway FerretDB v1 (MongoDB wire protocol, SQLite backend) for the Mongo store's
+ * tests: its own process on a free loopback port with a fresh temporary data directory,
+ * telemetry and the debug HTTP listener off. Nothing leaves loopback.
+ *
+ * The binary is $FERRETDB_BIN or <repo>/.tools/bin/ferretdb (scripts/install-ferretdb.sh).
+ * When it is missing, suites skip (`ferretAvailable()` answers false) — except on CI
+ * (`process.env.CI` set), where a missing binary is an error: a CI run that silently
+ * skips the Mongo suites would prove nothing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './net.js';
+
+export const FERRET_MISSING = 'ferretdb not installed: run scripts/install-ferretdb.sh';
+const READY_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export function ferretBinary(): string {
+  return process.env.FERRETDB_BIN || join(REPO_ROOT, '.tools', 'bin', 'ferretdb');
+}
+
+/** Whether FerretDB can be run here. On CI a missing binary throws instead of answering false. */
+export function ferretAvailable(): boolean {
+  let ok = true;
+  try {
+    accessSync(ferretBinary(), constants.X_OK);
+  } catch {
+    ok = false;
+  }
+  if (!ok && process.env.CI) throw new Error(`${FERRET_MISSING} (looked for ${ferretBinary()}): CI must run the MongoDB store suites`);
+  return ok;
+}
+
+export interface FerretDb {
+  /** `mongodb://127.0.0.1:<port>/` */
+  readonly uri: string;
+  /** SIGTERM (SIGKILL after a few seconds), wait for exit, delete the data directory. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Start FerretDB on a free loopback port and wait until it accepts connections. */
+export async function startFerretDb(): Promise<FerretDb> {
+  if (!ferretAvailable()) throw new Error(FERRET_MISSING);
+  // the port was free when picked; another process may take it first: retry on a fresh one
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const server = new Server(port);
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      lastError = err;
+      await server.stop();
+    }
+  }
+  throw new Error('could not start ferretdb', { cause: lastError });
+}
+
+class Server implements FerretDb {
+  readonly uri: string;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'vigil-ferretdb-'));
+  private child: ChildProcess | undefined;
+  private watchdog: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private readonly killOnExit = () => {
+    this.watchdog?.kill('SIGKILL');
+    this.child?.kill('SIGKILL');
+  };
+
+  constructor(private readonly port: number) {
+    this.uri = `mongodb://127.0.0.1:${port}/`;
+  }
+
+  async start(): Promise<void> {
+    const args = [
+      '--handler=sqlite',
+      `--sqlite-url=file:${this.dir}/`,
+      `--state-dir=${this.dir}`,
+      `--listen-addr=127.0.0.1:${this.port}`,
+      '--telemetry=disable',
+      '--debug-addr=-',
+      '--log-level=warn',
+    ];
+    const child = spawn(ferretBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      output = (output + chunk.toString('utf8')).slice(-4_000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    let exitCode: number | string | null | undefined;
+    this.exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        exitCode = code ?? signal;
+        if (this.child === child) this.child = undefined;
+        process.off('exit', this.killOnExit);
+        resolve();
+      });
+    });
+    // a test run that dies without calling stop() must not leave ferretdb behind: on a
+    // normal exit the 'exit' hook kills it; if the worker is killed (no 'exit' event, e.g.
+    // after a failed collection), a watchdog shell sees its stdin pipe close, kills it and
+    // deletes its data directory
+    process.on('exit', this.killOnExit);
+    if (child.pid !== undefined) {
+      const script = 'read _; kill -9 "$1"; rm -rf "$2"';
+      this.watchdog = spawn('/bin/sh', ['-c', script, 'ferretdb-watchdog', String(child.pid), this.dir], { stdio: ['pipe', 'ignore', 'ignore'] });
+      this.watchdog.unref();
+      (this.watchdog.stdin as Socket | null)?.unref();
+    }
+
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      if (exitCode !== undefined) throw new Error(`ferretdb on port ${this.port} exited (${exitCode}) before accepting connections:\n${output}`);
+      if (await accepts(this.port)) return;
+      if (Date.now() > deadline) throw new Error(`ferretdb on port ${this.port} did not accept connections within ${READY_TIMEOUT_MS} ms:\n${output}`);
+      await sleep(25);
+    }
+  }
+
+  async stop(): Promise<void> {
+    // first the watchdog, so that it can never kill a recycled pid
+    this.watchdog?.kill('SIGKILL');
+    this.watchdog = undefined;
+    const child = this.child;
+    const exited = this.exited;
+    if (child && exited) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      try {
+        await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A TCP connection to the port succeeds. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => done(true));
+  });
+}
