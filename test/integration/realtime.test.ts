@@ -13,6 +13,23 @@ afterAll(async () => {
 });
 
 describe('realtime', () => {
+  it('answers a long-polling handshake (Socket.IO owns /socket.io/, Express the rest) and keeps serving', async () => {
+    const r = await fetch(`${v.url}/socket.io/?EIO=4&transport=polling`);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toMatch(/"sid"/);
+    expect((await fetch(`${v.url}/livez`)).status).toBe(200);
+  });
+
+  it('connects over long-polling too (clients behind proxies that block websockets)', async () => {
+    const s = io(v.url, { auth: { token: v.token('poller') }, transports: ['polling'], reconnection: false, forceNew: true });
+    const ready = await new Promise<{ userId: string }>((resolve, reject) => {
+      s.once('ready', resolve);
+      s.once('connect_error', reject);
+    });
+    expect(ready.userId).toBe('poller');
+    s.close();
+  });
+
   it('refuses a socket without a valid token', async () => {
     const s = io(v.url, { auth: { token: 'nope' }, transports: ['websocket'], reconnection: false, forceNew: true });
     const err = await new Promise<Error>((resolve) => s.once('connect_error', resolve));
