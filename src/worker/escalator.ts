@@ -2,6 +2,8 @@
  * Completes the escalation of an expired timer. Every step is idempotent, so the
  * same timer can be escalated again after a crash at any line:
  *   open incident (unique per timer) → add deliveries (unique per key) → publish → mark done.
+ * The SMS caps (../sms/limits.ts) decide which contacts get a delivery; the incident and
+ * its events go out whatever the caps say, so moderators always see the SOS.
  */
 import type { Logger } from 'pino';
 import { newId } from '../app/ids.js';
@@ -9,21 +11,29 @@ import { deliveryKey } from '../domain/delivery.js';
 import { sosMessage } from '../domain/messages.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
+import { SmsCaps } from '../sms/limits.js';
 import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
 
 export class Escalator {
+  private readonly caps: SmsCaps;
+
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly metrics: Metrics,
     private readonly log: Logger,
-  ) {}
+    /** default: the default caps (12 per incident, 60 per person per day), warnings to `log` */
+    caps?: SmsCaps,
+  ) {
+    this.caps = caps ?? new SmsCaps(store, { log });
+  }
 
   async escalate(timer: Timer, fence: number): Promise<void> {
     const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
-    const contacts = await this.store.getContacts(timer.userId);
+    const all = await this.store.getContacts(timer.userId);
+    const contacts = await this.caps.sosRecipients(incident, all);
     const body = sosMessage({
       personName: timer.displayName,
       locationName: timer.locationName,
@@ -39,7 +49,7 @@ export class Escalator {
     const marked = await this.store.markEscalated(timer.id, incident.id);
     if (marked) this.metrics.escalated.inc();
     this.log.info(
-      { timer: timer.id, incident: incident.id, fence, contacts: contacts.length, repaired: !created, lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime() },
+      { timer: timer.id, incident: incident.id, fence, contacts: all.length, recipients: contacts.length, repaired: !created, lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime() },
       'SOS escalated',
     );
   }

@@ -39,6 +39,7 @@ export class Scheduler {
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      this.sweeper.stopClaiming();
       for (const t of this.tasks) await t.destroy();
       this.tasks = [];
       await this.sweeping.catch(() => undefined);

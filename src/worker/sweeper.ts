@@ -22,7 +22,7 @@ export interface SweepSettings {
 }
 
 export interface SweepReport {
-  outcome: 'swept' | 'contended' | 'swept_without_lock' | 'failed';
+  outcome: 'swept' | 'contended' | 'swept_without_lock' | 'failed' | 'stopped';
   fence: number;
   claimed: number;
   repaired: number;
@@ -44,6 +44,12 @@ export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Pr
 
 export class Sweeper {
   private lockDown = false;
+  private stopping = false;
+
+  /** Shutdown: the running sweep finishes what it claimed and claims nothing more; later sweeps do nothing. */
+  stopClaiming(): void {
+    this.stopping = true;
+  }
 
   constructor(
     private readonly store: Store,
@@ -56,6 +62,7 @@ export class Sweeper {
 
   async sweep(): Promise<SweepReport> {
     const report: SweepReport = { outcome: 'swept', fence: 0, claimed: 0, repaired: 0, escalated: 0, failed: 0, lostLease: false };
+    if (this.stopping) return { ...report, outcome: 'stopped' };
     let lease: Lease | null = null;
     try {
       lease = await this.lock.acquire(this.settings.lockName, this.settings.lockTtlMs);
@@ -133,6 +140,7 @@ export class Sweeper {
 
     // 2. claim due timers, batch after batch, while the lease holds
     for (;;) {
+      if (this.stopping) return;
       if (!(await keepLease())) return;
       const batch = await this.store.claimDueTimers(batchSize, report.fence);
       report.claimed += batch.length;
