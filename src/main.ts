@@ -13,6 +13,8 @@ import { makeLimits } from './domain/limits.js';
 import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
+import { receiptRoutes } from './http/routes/receipts.js';
+import { SmsCaps } from './sms/limits.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
 import { createLogger, type Logger } from './log.js';
@@ -141,7 +143,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       else res.writeHead(503).end();
     });
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
-    const timers = new TimerService(store, realtime.publisher, limits, metrics);
+    const smsCaps = new SmsCaps(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay, log, metrics });
+    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsCaps);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
@@ -153,7 +156,21 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       bodyLimit: config.bodyLimit,
       draining: () => draining,
       openapi: openapiDocument(),
-      extra: [{ path: '/console', router: consoleRouter() }],
+      extra: [
+        { path: '/console', router: consoleRouter() },
+        {
+          path: '/v1/receipts',
+          router: receiptRoutes({
+            store,
+            events: realtime.publisher,
+            authToken: config.sms.twilio?.authToken,
+            publicUrl: config.sms.twilio?.statusCallbackUrl,
+            log,
+            metrics,
+            bodyLimit: config.bodyLimit,
+          }),
+        },
+      ],
     });
     app = expressApp;
     await new Promise<void>((resolve, reject) => {
@@ -172,7 +189,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       });
     });
 
-    const escalator = new Escalator(store, realtime.publisher, metrics, log);
+    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsCaps);
     const sweeper = new Sweeper(store, lock, escalator, metrics, log, {
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,

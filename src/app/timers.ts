@@ -10,6 +10,7 @@ import { checkDuration, type TimerLimits } from '../domain/limits.js';
 import { allClearMessage } from '../domain/messages.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
+import { SmsCaps } from '../sms/limits.js';
 import { incidentEvent, timerEvent, timerView, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
 import { newId } from './ids.js';
@@ -36,12 +37,18 @@ const wrongState = (t: Timer, command: TimerCommand) =>
   Conflict('timer_wrong_state', `cannot ${command} a timer that is ${t.status}`, { status: t.status, timer: timerView(t) });
 
 export class TimerService {
+  private readonly caps: SmsCaps;
+
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly limits: TimerLimits,
     private readonly metrics: Metrics,
-  ) {}
+    /** the SMS caps shared with the escalator; default: the default caps, no reporting */
+    caps?: SmsCaps,
+  ) {
+    this.caps = caps ?? new SmsCaps(store);
+  }
 
   async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
     checkDuration(this.limits, input.durationSeconds, 'durationSeconds');
@@ -164,13 +171,17 @@ export class TimerService {
     return { timer, incident };
   }
 
-  /** One all-clear per contact that was sent the SOS (same recipients, same idempotency scheme). */
+  /**
+   * One all-clear per contact that was sent the SOS (same idempotency scheme), within what
+   * the SOS left of the per-incident cap; the first contacts of the person's list first.
+   */
   private async queueAllClear(incident: Incident, caller: Caller): Promise<void> {
-    const sos = (await this.store.deliveriesFor([incident.id])).filter((d) => d.kind === 'sos');
+    const order = (await this.store.getContacts(incident.userId)).map((c) => c.id);
+    const recipients = await this.caps.allClearRecipients(incident, order);
     const body = allClearMessage({ personName: incident.displayName ?? caller.displayName });
     await this.store.addDeliveries(
       incident,
-      sos.map((d) => ({
+      recipients.map((d) => ({
         key: deliveryKey(incident.id, d.contactId, 'all_clear'),
         contactId: d.contactId,
         contactName: d.contactName,
