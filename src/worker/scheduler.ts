@@ -32,7 +32,16 @@ export class Scheduler {
       }
     };
     this.tasks = [
-      cron.schedule(this.expression, guard('sweep', () => (this.sweeping = this.sweeper.sweep())), { noOverlap: true, name: 'vigil-sweep' }),
+      cron.schedule(
+        this.expression,
+        guard('sweep', async () => {
+          const sweep = this.sweeper.sweep();
+          this.sweeping = sweep;
+          // texts for a fresh SOS go out now, not on the next dispatch tick
+          if ((await sweep).escalated > 0) await this.dispatcher.tick();
+        }),
+        { noOverlap: true, name: 'vigil-sweep' },
+      ),
       cron.schedule(this.expression, guard('dispatch', () => this.dispatcher.tick()), { noOverlap: true, name: 'vigil-dispatch' }),
     ];
   }
