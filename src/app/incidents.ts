@@ -5,6 +5,7 @@ import { decideIncident, type Incident, type IncidentCommand, type IncidentStatu
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { nextCursor } from './timers.js';
 
 export interface IncidentWithDeliveries {
   incident: Incident;
@@ -19,9 +20,10 @@ export class IncidentService {
   ) {}
 
   /** Incidents with their deliveries; `cursor` works as in TimerService.list. */
-  async list(filter: { status?: IncidentStatus; since?: Date; limit?: number }): Promise<{ items: IncidentWithDeliveries[]; cursor: Date }> {
-    const cursor = new Date((await this.store.now()).getTime() - 1);
-    return { items: await this.withDeliveries(await this.store.listIncidents(filter)), cursor };
+  async list(filter: { status?: IncidentStatus; since?: Date; limit?: number }): Promise<{ items: IncidentWithDeliveries[]; cursor: Date; more: boolean }> {
+    const now = new Date((await this.store.now()).getTime() - 1);
+    const incidents = await this.store.listIncidents(filter);
+    return { items: await this.withDeliveries(incidents), ...nextCursor(incidents, filter, now) };
   }
 
   private async withDeliveries(incidents: Incident[]): Promise<IncidentWithDeliveries[]> {

@@ -32,6 +32,18 @@ export interface CommandResult {
   incident?: Incident;
 }
 
+/**
+ * Where the next `since` read should start. A full page of changes resumes from the last
+ * record returned (it may come again, never skipped); otherwise from the store time read
+ * before the query. Records sharing one millisecond beyond a full page need a larger `limit`.
+ */
+export function nextCursor(rows: { updatedAt: Date }[], filter: { since?: Date; limit?: number }, now: Date): { cursor: Date; more: boolean } {
+  const last = rows.at(-1);
+  const more = rows.length >= (filter.limit ?? 500);
+  if (filter.since && last && more) return { cursor: new Date(last.updatedAt.getTime() - 1), more };
+  return { cursor: now, more };
+}
+
 const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);
 const wrongState = (t: Timer, command: TimerCommand) =>
   Conflict('timer_wrong_state', `cannot ${command} a timer that is ${t.status}`, { status: t.status, timer: timerView(t) });
@@ -81,6 +93,11 @@ export class TimerService {
     }
   }
 
+  /** The store's clock (what "time left" is measured against). */
+  now(): Promise<Date> {
+    return this.store.now();
+  }
+
   async get(caller: Caller, id: string): Promise<Timer> {
     const t = await this.store.getTimer(id, caller.userId);
     if (!t) throw notFound(id);
@@ -92,9 +109,10 @@ export class TimerService {
    * passing it back as `since` returns everything that changed after this read
    * (possibly again, never missing any), which is how clients catch up after a reconnect.
    */
-  async list(userId: string, filter: { status?: TimerStatus; since?: Date; limit?: number }): Promise<{ timers: Timer[]; cursor: Date }> {
-    const cursor = new Date((await this.store.now()).getTime() - 1);
-    return { timers: await this.store.listTimers(userId, filter), cursor };
+  async list(userId: string, filter: { status?: TimerStatus; since?: Date; limit?: number }): Promise<{ timers: Timer[]; cursor: Date; more: boolean }> {
+    const now = new Date((await this.store.now()).getTime() - 1);
+    const timers = await this.store.listTimers(userId, filter);
+    return { timers, ...nextCursor(timers, filter, now) };
   }
 
   async extend(caller: Caller, id: string, seconds: number): Promise<CommandResult> {

@@ -158,7 +158,7 @@ function paths(): Record<string, PathItem> {
         summary: 'Incidents with their deliveries (moderators)',
         parameters: [ref('parameters', 'IncidentStatus'), ref('parameters', 'Since'), ref('parameters', 'Limit')],
         responses: {
-          '200': ok('Incidents', obj({ incidents: { type: 'array', items: ref('schemas', 'IncidentWithDeliveries') }, cursor: dateTime('pass back as `since`') }), requestId),
+          '200': ok('Incidents', obj({ incidents: { type: 'array', items: ref('schemas', 'IncidentWithDeliveries') }, cursor: dateTime('pass back as `since`'), more: { type: 'boolean', description: 'a full page came back: read again with the new cursor' } }), requestId),
           ...errors(...userErrors, '403'),
         },
       },
@@ -326,7 +326,7 @@ function schemas(): Record<string, Json> {
       },
       ['id', 'userId', 'status', 'startedAt', 'expiresAt', 'updatedAt', 'extensions'],
     ),
-    TimerList: obj({ timers: { type: 'array', items: ref('schemas', 'Timer') }, cursor: dateTime('pass back as `since` to catch up') }),
+    TimerList: obj({ timers: { type: 'array', items: ref('schemas', 'Timer') }, cursor: dateTime('pass back as `since` to catch up'), more: { type: 'boolean', description: 'a full page came back: read again with the new cursor' } }),
     ArmTimer: {
       ...obj(
         {

@@ -5,6 +5,7 @@
  * escalation exactly-once. A sweep that runs long extends its lease; when an extension
  * fails it stops claiming and finishes only what it already claimed.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Timer } from '../domain/timer.js';
 import type { Lease, Lock } from '../lock/port.js';
@@ -37,6 +38,10 @@ export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Pr
     while (next < items.length) {
       const item = items[next++] as T;
       await fn(item);
+      // A synchronous store (better-sqlite3) resolves every await as a microtask: without a
+      // turn of the event loop here a whole batch would run in one go, starving Redis
+      // replies (lock extension, fan-out publish), sockets, HTTP and signal handlers.
+      await nextTurn();
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
@@ -140,6 +145,7 @@ export class Sweeper {
 
     // 2. claim due timers, batch after batch, while the lease holds
     for (;;) {
+      await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
       if (this.stopping) return;
       if (!(await keepLease())) return;
       const batch = await this.store.claimDueTimers(batchSize, report.fence);

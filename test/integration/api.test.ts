@@ -148,6 +148,29 @@ describe('timers', () => {
   });
 });
 
+describe('catching up after a reconnect', () => {
+  it('following `cursor` with a small `limit` returns every change (repeats allowed, none skipped)', async () => {
+    const tok = v.token(user());
+    const start = (await v.api(tok, 'GET', '/v1/timers')).body.cursor as string;
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const id = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer.id as string;
+      await v.api(tok, 'POST', `/v1/timers/${id}/cancel`);
+      ids.push(id);
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    const seen = new Set<string>();
+    let cursor = start;
+    for (let page = 0; page < 20; page++) {
+      const r = await v.api(tok, 'GET', `/v1/timers?since=${encodeURIComponent(cursor)}&limit=3`);
+      for (const t of r.body.timers as { id: string }[]) seen.add(t.id);
+      cursor = r.body.cursor;
+      if (!r.body.more) break;
+    }
+    expect([...seen].sort()).toEqual([...ids].sort());
+  });
+});
+
 describe('contacts', () => {
   it('replaces and reads my contacts; refuses non-E.164 numbers and duplicates', async () => {
     const tok = v.token(user());

@@ -18,8 +18,8 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
 
   r.get('/incidents', async (req, res) => {
     const q = parse(IncidentQuery, req.query, 'query');
-    const { items, cursor } = await incidents.list(q);
-    res.json({ incidents: items.map(view), cursor: cursor.toISOString() });
+    const { items, cursor, more } = await incidents.list(q);
+    res.json({ incidents: items.map(view), cursor: cursor.toISOString(), more });
   });
 
   r.get('/incidents/:id', async (req, res) => {
@@ -43,8 +43,8 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
   // support: "is her timer still running?"
   r.get('/users/:userId/timers', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
-    const { timers: list, cursor } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
-    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), serverTime: new Date(cursor.getTime() + 1).toISOString() });
+    const { timers: list, cursor, more } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
+    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), more, serverTime: (await timers.now()).toISOString() });
   });
 
   return r;

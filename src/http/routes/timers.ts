@@ -25,8 +25,8 @@ export function timerRoutes(timers: TimerService): Router {
 
   r.get('/', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
-    const { timers: list, cursor } = await timers.list(principal(req).userId, q);
-    res.json({ timers: list.map(timerView), cursor: cursor.toISOString() });
+    const { timers: list, cursor, more } = await timers.list(principal(req).userId, q);
+    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), more });
   });
 
   r.get('/:id', async (req, res) => {

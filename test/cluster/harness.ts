@@ -1,0 +1,200 @@
+/**
+ * What every cluster scenario needs: a fresh DATA_DIR, its own throwaway Redis, a
+ * cluster of real replicas, and a cleanup that leaves nothing running. Also the checks
+ * that several scenarios share (sweep windows, delivery keys in the logs).
+ */
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { startCluster, type Cluster, type ClusterOptions, type LogLine, type SweepLine } from '../helpers/cluster.js';
+import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+
+/** false → skip locally; on CI (`CI` set) a missing redis-server throws here instead, failing the run. */
+export const clusterCanRun = redisAvailable();
+if (!clusterCanRun) console.warn(`cluster suites skipped: ${REDIS_MISSING} (apt-get install redis-server; with CI set they fail instead)`);
+export const suiteName = (name: string) => (clusterCanRun ? name : `${name} (skipped: ${REDIS_MISSING})`);
+
+/**
+ * Where scenario data lives. tmpfs when there is one: every SQLite commit fsyncs
+ * (synchronous=FULL), ~4 ms each on this host's disk, and what these tests prove
+ * (coordination, exactly-once) does not depend on disk speed. VIGIL_TEST_DATA_ROOT
+ * overrides it (e.g. to run them on a real disk).
+ */
+function dataRoot(): string {
+  const wanted = process.env.VIGIL_TEST_DATA_ROOT;
+  if (wanted) return wanted;
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+}
+
+export interface Scenario {
+  cluster: Cluster;
+  redis: RedisServer;
+  dataDir: string;
+  /** a plain Redis client on the scenario's Redis (GET the lock key, …) */
+  redisGet(key: string): Promise<string | null>;
+}
+
+export interface ScenarioRegistry {
+  start(o?: Omit<ClusterOptions, 'dataDir' | 'redisUrl'>): Promise<Scenario>;
+  /** stop every cluster and Redis started so far and delete their data (afterEach/afterAll) */
+  cleanup(): Promise<void>;
+}
+
+export function scenarios(): ScenarioRegistry {
+  const cleanups: (() => Promise<void>)[] = [];
+  return {
+    async start(o = {}) {
+      const dataDir = mkdtempSync(join(dataRoot(), 'vigil-cluster-'));
+      cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+      const redis = await startRedis();
+      cleanups.push(() => redis.stop());
+      const cluster = await startCluster({ ...o, dataDir, redisUrl: redis.url });
+      cleanups.push(() => cluster.stopAll());
+      return {
+        cluster,
+        redis,
+        dataDir,
+        async redisGet(key) {
+          const client = createClient({ url: redis.url, socket: { reconnectStrategy: false } });
+          client.on('error', () => {});
+          await client.connect();
+          try {
+            return await client.get(key);
+          } finally {
+            client.destroy();
+          }
+        },
+      };
+    },
+    async cleanup() {
+      for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+    },
+  };
+}
+
+/** Every sweep line of every replica. */
+export function allSweeps(c: Cluster): SweepLine[] {
+  return Array.from({ length: c.size }, (_, i) => c.sweeps(i)).flat();
+}
+
+/** Every log line of every replica with this `msg`. */
+export function linesWith(c: Cluster, msg: string): LogLine[] {
+  return Array.from({ length: c.size }, (_, i) => c.logs(i).filter((l) => l.msg === msg)).flat();
+}
+
+export interface SweepWindow {
+  replica: string;
+  fence: number;
+  from: number;
+  to: number;
+}
+
+export interface Overlap {
+  a: SweepWindow;
+  b: SweepWindow;
+  ms: number;
+}
+
+/** Pairs of windows of different replicas that intersect (touching at one millisecond is not an overlap). */
+export function overlaps(windows: SweepWindow[]): Overlap[] {
+  const sorted = [...windows].sort((x, y) => x.from - y.from || x.to - y.to);
+  const out: Overlap[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const a = sorted[i]!;
+    for (let j = i + 1; j < sorted.length; j++) {
+      const b = sorted[j]!;
+      if (b.from >= a.to) break;
+      if (a.replica !== b.replica) out.push({ a, b, ms: Math.min(a.to, b.to) - b.from });
+    }
+  }
+  return out;
+}
+
+/**
+ * Windows that began before an earlier fence's window ended. The lock hands out fences
+ * in acquisition order and an acquisition follows the previous release, so with a
+ * working lock a window never starts before the end of any window with a lower fence.
+ */
+export function fenceOrderViolations(windows: SweepWindow[]): Overlap[] {
+  const sorted = [...windows].sort((x, y) => x.fence - y.fence);
+  const out: Overlap[] = [];
+  let latest: SweepWindow | undefined;
+  for (const w of sorted) {
+    if (latest && w.from < latest.to) out.push({ a: latest, b: w, ms: latest.to - w.from });
+    if (!latest || w.to > latest.to) latest = w;
+  }
+  return out;
+}
+
+/** A sweep's logged window: `startedAt` (after the lock was taken) to `endedAt` (after it was released). */
+export const loggedWindow = (s: SweepLine): SweepWindow => ({ replica: s.replica, fence: s.fence, from: s.startedAt, to: s.endedAt });
+
+/**
+ * Each sweep's window of work under the lease: from `startedAt` (stamped after the lock
+ * was taken) to its last "SOS escalated" line (stamped before the release was sent).
+ * With a working lock these never intersect across replicas: the release reaches Redis
+ * before the next acquisition does. The logged window is wider by the release's round
+ * trip and whatever else the replica's event loop was busy with, so it can overlap the
+ * next holder's by a few hundred ms under load without the lock being at fault.
+ */
+export function workWindows(c: Cluster, outcome: SweepLine['outcome'] = 'swept'): SweepWindow[] {
+  const out: SweepWindow[] = [];
+  for (let i = 0; i < c.size; i++) {
+    const escalations = c
+      .logs(i)
+      .filter((l) => l.msg === 'SOS escalated')
+      .map(at);
+    for (const s of c.sweeps(i)) {
+      if (s.outcome !== outcome) continue;
+      const last = Math.max(s.startedAt, ...escalations.filter((t) => t >= s.startedAt && t <= s.endedAt));
+      out.push({ replica: s.replica, fence: s.fence, from: s.startedAt, to: last });
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether every running replica has logged the sweep line of each sweep that did work.
+ * The line comes after the release's round trip, which waits for whatever the
+ * replica's event loop queued meanwhile, so it can trail the store by a second or more.
+ */
+export function sweepsLogged(c: Cluster): boolean {
+  for (let i = 0; i < c.size; i++) {
+    if (!c.running(i)) continue;
+    const lastWork = Math.max(0, ...c.logs(i).filter((l) => l.msg === 'SOS escalated').map(at));
+    const lastSweepEnd = Math.max(0, ...c.sweeps(i).map((s) => s.endedAt));
+    if (lastWork > lastSweepEnd) return false;
+  }
+  return true;
+}
+
+/** How many times each delivery key went to the (console) carrier, over every replica. */
+export function smsPerKey(c: Cluster): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const l of linesWith(c, 'simulated SMS')) {
+    const key = String(l.key);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Run `fn` over `items`, at most `limit` at once. */
+export async function eachLimit<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** The time (ms since the epoch) of a pino line. */
+export const at = (l: LogLine): number => Date.parse(String(l.time));

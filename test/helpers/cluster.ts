@@ -1,0 +1,350 @@
+/**
+ * A real cluster for tests: N child processes of the built server (`node dist/main.js`),
+ * each on its own loopback port, sharing one DATA_DIR (the SQLite file, WAL), one
+ * Redis and one JWT secret. Every stdout line is kept, parsed (pino JSON), per replica,
+ * across restarts. Processes are stopped by `stopAll()` and, should the test process die
+ * first, killed by a process `exit` hook: nothing is left running.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { signToken } from '../../src/http/auth.js';
+import { freePort } from './net.js';
+
+const ROOT = process.cwd();
+const MAIN = join(ROOT, 'dist', 'main.js');
+const READY_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 8_000;
+
+/** One stdout line of a replica: the pino object, plus when the test process read it. */
+export interface LogLine {
+  level?: number;
+  time?: string;
+  msg?: string;
+  replica?: string;
+  /** Date.now() in the test process when the line arrived */
+  readAt: number;
+  /** set when the line was not JSON */
+  raw?: string;
+  [key: string]: unknown;
+}
+
+export interface SweepLine {
+  replica: string;
+  outcome: 'swept' | 'contended' | 'swept_without_lock' | 'failed';
+  fence: number;
+  claimed: number;
+  repaired: number;
+  escalated: number;
+  failed: number;
+  lostLease: boolean;
+  startedAt: number;
+  endedAt: number;
+}
+
+export interface ClusterOptions {
+  /** default 3 */
+  replicas?: number;
+  /** unset → embedded lock (no Redis), which makes every replica sweep */
+  redisUrl?: string;
+  /** shared by every replica (the SQLite file lives here) */
+  dataDir: string;
+  /** default: 32 random bytes, hex */
+  jwtSecret?: string;
+  /** extra environment: the same for every replica, or per replica (index 0 is r1) */
+  env?: Record<string, string> | ((index: number) => Record<string, string>);
+}
+
+export interface ApiAnswer {
+  status: number;
+  /** the parsed JSON answer; loose because tests assert on its shape */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface Cluster {
+  readonly size: number;
+  readonly jwtSecret: string;
+  /** `http://127.0.0.1:<port>` of replica i (0-based; replica 0 is REPLICA_ID r1) */
+  url(i: number): string;
+  /** REPLICA_ID of replica i */
+  id(i: number): string;
+  /** index of the replica with this REPLICA_ID */
+  indexOf(replicaId: string): number;
+  pid(i: number): number | undefined;
+  running(i: number): boolean;
+  /** how the last life of replica i ended, once it has */
+  lastExit(i: number): { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  token(sub: string, o?: { admin?: boolean; name?: string }): string;
+  /** Send a signal. SIGKILL/SIGTERM wait for the exit; SIGSTOP/SIGCONT return at once. */
+  kill(i: number, signal: NodeJS.Signals): Promise<void>;
+  /** Stop (if running) and start again with the same settings, on the same port when it is still free. */
+  restart(i: number): Promise<void>;
+  /** every stdout line of replica i since the cluster started (all its lives) */
+  logs(i: number): LogLine[];
+  /** the `msg: "sweep"` lines of replica i */
+  sweeps(i: number): SweepLine[];
+  /** stderr of replica i (all its lives), for failure messages */
+  stderr(i: number): string;
+  api(i: number, token: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
+  /** the Prometheus text of replica i */
+  metrics(i: number): Promise<string>;
+  /** SIGCONT + SIGTERM to every replica, SIGKILL to what has not exited after a timeout. Safe to call twice. */
+  stopAll(): Promise<void>;
+}
+
+interface Replica {
+  index: number;
+  id: string;
+  port: number;
+  env: Record<string, string>;
+  child?: ChildProcess;
+  exited?: Promise<void>;
+  lines: LogLine[];
+  stderr: string;
+  lastExit?: { code: number | null; signal: NodeJS.Signals | null };
+}
+
+/** Fails with a clear message when the server was not built. */
+export function assertBuilt(): void {
+  if (!existsSync(MAIN)) {
+    throw new Error(`${MAIN} is missing: run \`npm run build\` first (\`npm test\` builds before vitest)`);
+  }
+}
+
+export async function startCluster(o: ClusterOptions): Promise<Cluster> {
+  assertBuilt();
+  const size = o.replicas ?? 3;
+  const jwtSecret = o.jwtSecret ?? randomBytes(32).toString('hex');
+  const replicas: Replica[] = [];
+  for (let i = 0; i < size; i++) {
+    const extra = typeof o.env === 'function' ? o.env(i) : (o.env ?? {});
+    const id = extra.REPLICA_ID ?? `r${i + 1}`;
+    const env: Record<string, string> = {
+      // a clean environment: nothing of the test runner's own configuration leaks in
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      DATA_DIR: o.dataDir,
+      JWT_SECRET: jwtSecret,
+      REPLICA_ID: id,
+      LOG_LEVEL: 'debug',
+      TIMER_MIN_SECONDS: '1',
+      DELIVERY_BACKOFF_BASE_MS: '50',
+      DELIVERY_BACKOFF_CAP_MS: '500',
+      DELIVERY_MAX_IN_FLIGHT: '500',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
+      ...extra,
+    };
+    replicas.push({ index: i, id, port: 0, env, lines: [], stderr: '' });
+  }
+
+  const killAll = () => {
+    for (const r of replicas) {
+      try {
+        r.child?.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  // A test run that dies without stopAll() must not leave replicas behind.
+  process.on('exit', killAll);
+
+  const launch = async (r: Replica, preferredPort?: number): Promise<void> => {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      r.port = attempt === 0 && preferredPort ? preferredPort : await freePort();
+      try {
+        await spawnReplica(r);
+        return;
+      } catch (err) {
+        lastError = err;
+        await stopReplica(r);
+      }
+    }
+    throw new Error(`replica ${r.id} could not start`, { cause: lastError });
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      await Promise.all(replicas.map((r) => stopReplica(r)));
+      process.off('exit', killAll);
+    })());
+
+  try {
+    // the first one alone: it creates the SQLite file and runs the migrations
+    const [first, ...rest] = replicas;
+    if (first) await launch(first);
+    // allSettled: stopAll must not run while a sibling is still being spawned
+    const results = await Promise.allSettled(rest.map((r) => launch(r)));
+    const failed = results.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (failed) throw failed.reason;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+
+  const at = (i: number): Replica => {
+    const r = replicas[i];
+    if (!r) throw new Error(`no replica ${i} (cluster of ${size})`);
+    return r;
+  };
+  const url = (i: number) => `http://127.0.0.1:${at(i).port}`;
+
+  return {
+    size,
+    jwtSecret,
+    url,
+    id: (i) => at(i).id,
+    indexOf: (replicaId) => replicas.findIndex((r) => r.id === replicaId),
+    pid: (i) => at(i).child?.pid,
+    running: (i) => at(i).child !== undefined,
+    lastExit: (i) => at(i).lastExit,
+    token: (sub, t = {}) => signToken(jwtSecret, { sub, admin: t.admin, name: t.name }),
+    async kill(i, signal) {
+      const r = at(i);
+      const child = r.child;
+      if (!child) throw new Error(`replica ${r.id} is not running`);
+      const exited = r.exited;
+      child.kill(signal);
+      if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
+    },
+    async restart(i) {
+      const r = at(i);
+      const port = r.port;
+      await stopReplica(r);
+      await launch(r, port);
+    },
+    logs: (i) => at(i).lines,
+    sweeps: (i) => sweepLines(at(i).lines),
+    stderr: (i) => at(i).stderr,
+    async api(i, token, method, path, body, headers = {}) {
+      // A network error (e.g. a keep-alive connection the server closed just as it was
+      // reused) is retried when repeating is safe: reads, PUT, and idempotent-keyed POSTs.
+      const repeatable = method === 'GET' || method === 'PUT' || Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const res = await fetch(`${url(i)}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          const text = await res.text();
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            /* not JSON: keep the text */
+          }
+          return { status: res.status, body: parsed };
+        } catch (err) {
+          if (!repeatable || attempt >= 3 || !at(i).child) throw err;
+          await sleep(100 * attempt);
+        }
+      }
+    },
+    async metrics(i) {
+      const res = await fetch(`${url(i)}/metrics`);
+      return res.text();
+    },
+    stopAll,
+  };
+}
+
+async function spawnReplica(r: Replica): Promise<void> {
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: ROOT,
+    env: { ...r.env, PORT: String(r.port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  r.child = child;
+  let exitInfo: string | undefined;
+  r.exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exitInfo = `code ${code ?? '-'}, signal ${signal ?? '-'}`;
+      r.lastExit = { code, signal };
+      if (r.child === child) r.child = undefined;
+      resolve();
+    });
+  });
+  createInterface({ input: child.stdout! }).on('line', (line) => r.lines.push(parseLine(line)));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    r.stderr = (r.stderr + chunk.toString('utf8')).slice(-8_000);
+  });
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (exitInfo !== undefined) {
+      throw new Error(`replica ${r.id} exited (${exitInfo}) before it was ready on port ${r.port}:\n${r.stderr}\n${tail(r.lines)}`);
+    }
+    const ok = await fetch(`http://127.0.0.1:${r.port}/readyz`, { signal: AbortSignal.timeout(1_000) })
+      .then((res) => res.status === 200)
+      .catch(() => false);
+    if (ok) return;
+    if (Date.now() > deadline) {
+      throw new Error(`replica ${r.id} was not ready on port ${r.port} within ${READY_TIMEOUT_MS} ms:\n${r.stderr}\n${tail(r.lines)}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** SIGCONT (a stopped process would not act on SIGTERM), SIGTERM, then SIGKILL after a timeout. */
+async function stopReplica(r: Replica): Promise<void> {
+  const child = r.child;
+  const exited = r.exited;
+  if (!child || !exited) return;
+  child.kill('SIGCONT');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function parseLine(line: string): LogLine {
+  const readAt = Date.now();
+  try {
+    const v: unknown = JSON.parse(line);
+    if (v && typeof v === 'object' && !Array.isArray(v)) return { ...(v as Record<string, unknown>), readAt };
+  } catch {
+    /* not JSON */
+  }
+  return { raw: line, readAt };
+}
+
+function sweepLines(lines: LogLine[]): SweepLine[] {
+  const out: SweepLine[] = [];
+  for (const l of lines) {
+    if (l.msg !== 'sweep' || typeof l.sweep !== 'object' || l.sweep === null) continue;
+    const s = l.sweep as Record<string, unknown>;
+    out.push({
+      replica: String(l.replica),
+      outcome: s.outcome as SweepLine['outcome'],
+      fence: Number(s.fence),
+      claimed: Number(s.claimed),
+      repaired: Number(s.repaired),
+      escalated: Number(s.escalated),
+      failed: Number(s.failed),
+      lostLease: s.lostLease === true,
+      startedAt: Date.parse(String(s.startedAt)),
+      endedAt: Date.parse(String(s.endedAt)),
+    });
+  }
+  return out;
+}
+
+function tail(lines: LogLine[], n = 20): string {
+  return lines
+    .slice(-n)
+    .map((l) => l.raw ?? JSON.stringify(l))
+    .join('\n');
+}
