@@ -160,11 +160,20 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
         if (gauges) this.set((await gauges.deliveryBacklog()).dead);
       },
     }),
+    /** Start known label values at 0 so alerts and rates see the series before the first event. */
+    zeroKnownSeries() {
+      for (const result of ['won', 'contended', 'error']) m.lockAcquisitions.inc({ result }, 0);
+      for (const result of ['ok', 'lost']) m.lockExtensions.inc({ result }, 0);
+      for (const outcome of ['swept', 'contended', 'swept_without_lock', 'failed']) m.sweeps.inc({ outcome }, 0);
+      for (const command of ['extend', 'safe', 'cancel', 'false_alarm', 'acknowledge', 'resolve', 'record_attempt']) m.casConflicts.inc({ command }, 0);
+      for (const loop of ['sweep', 'dispatch']) m.loopErrors.inc({ loop }, 0);
+    },
     /** Connect the store-derived gauges (after the store is open). */
     observeStore(g: StoreGauges) {
       gauges = g;
     },
   };
+  m.zeroKnownSeries();
   return m;
 }
 

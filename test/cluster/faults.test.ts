@@ -91,8 +91,10 @@ describe.skipIf(!clusterCanRun)(suiteName('cluster faults: 3 replicas, one SQLit
         `first escalation by another replica ${takeover} ms after the kill, last one ${last} ms after ` +
         `(lock TTL ${TTL} ms + 2 ticks = ${TTL + 2000} ms); ${carriers.filter((n) => n > 1).length} SMS handed to the carrier twice with the same idempotency key`,
     );
-    // liveness: generous bound (the remaining backlog takes time to sweep too)
-    expect(last).toBeLessThan(TTL + 10_000);
+    // liveness: another replica takes over within the lease plus two ticks (with slack for a
+    // loaded 2-core machine); the rest of the backlog then takes as long as sweeping it takes
+    expect(takeover).toBeLessThan(TTL + 2000 + 3000);
+    expect(last).toBeLessThan(TTL + 60_000);
     expect(smsPerKey(c).size).toBe(contacts);
     // the taker's claims carry a higher fence (the killed sweep's pending claims keep its own)
     const later = query<{ n: number }>(s.dataDir, 'SELECT COUNT(*) AS n FROM incidents WHERE fence > ?', fence)[0]!.n;
