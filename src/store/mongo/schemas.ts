@@ -10,82 +10,41 @@
  */
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Contact } from '../../domain/contact.js';
-import { DELIVERY_STATUSES, type DeliveryKind, type DeliveryStatus } from '../../domain/delivery.js';
-import { INCIDENT_STATUSES, type IncidentStatus } from '../../domain/incident.js';
-import { TIMER_STATUSES, type EscalationState, type GeoPoint, type TimerStatus } from '../../domain/timer.js';
+import { DELIVERY_STATUSES, type Delivery } from '../../domain/delivery.js';
+import { INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
+import { TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
 
-export interface TimerDoc {
+/** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
+export type TimerDoc = Omit<Timer, 'id'> & {
   _id: string;
-  userId: string;
-  status: TimerStatus;
-  startedAt: Date;
-  expiresAt: Date;
-  resolvedAt?: Date;
-  updatedAt: Date;
-  locationName?: string;
-  location?: GeoPoint;
-  displayName?: string;
-  extensions: number;
-  escalation: EscalationState;
-  incidentId?: string;
-  expiredByFence?: number;
   /** = userId while the timer is live, absent once terminal: unique → one live timer per person */
   liveUser?: string;
   /** JSON `[userId, Idempotency-Key]` of the request that created the timer: unique → one timer per key */
   idemScope?: string;
-  /** hash of that request's body */
+  /** fingerprint of that request's body */
   idemFingerprint?: string;
-  /** token of the sweep claim that expired it (read-back of a batched claim) */
+  /** token of the last write, to decide writes whose write concern was not confirmed */
+  lastOp?: string;
+  /** token of the sweep claim that expired it */
   claimToken?: string;
-  /** token of the last write, to decide writes whose write concern was not confirmed */
-  lastOp?: string;
-}
+};
 
-export interface IncidentDoc {
+/** An incident as stored: the domain record with `_id` for `id`. */
+export type IncidentDoc = Omit<Incident, 'id'> & {
   _id: string;
-  timerId: string;
-  userId: string;
-  status: IncidentStatus;
-  deadline: Date;
-  createdAt: Date;
-  updatedAt: Date;
-  acknowledgedAt?: Date;
-  acknowledgedBy?: string;
-  resolvedAt?: Date;
-  resolvedBy?: string;
-  locationName?: string;
-  location?: GeoPoint;
-  displayName?: string;
-  /** fence of the sweep that opened it */
-  fence: number;
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
-}
+};
 
-export interface DeliveryDoc {
+/** A delivery as stored: the domain record with `_id` for `key`. */
+export type DeliveryDoc = Omit<Delivery, 'key'> & {
   /** the delivery key, `incidentId:contactId[:kind]` (also the carrier idempotency key) */
   _id: string;
-  incidentId: string;
-  userId: string;
-  contactId: string;
-  contactName: string;
-  phone: string;
-  kind: DeliveryKind;
-  body: string;
-  status: DeliveryStatus;
-  attempts: number;
-  nextAttemptAt: Date;
-  leaseUntil?: Date;
-  carrier?: string;
-  providerMessageId?: string;
-  lastError?: string;
-  createdAt: Date;
-  updatedAt: Date;
   /** token of the dispatcher claim that leased it */
   claimToken?: string;
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
-}
+};
 
 /** One document per person: replacing the list is a single-document (atomic) write. */
 export interface ContactsDoc {
