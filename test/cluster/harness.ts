@@ -1,13 +1,16 @@
 /**
- * What every cluster scenario needs: a fresh DATA_DIR, its own throwaway Redis, a
- * cluster of real replicas, and a cleanup that leaves nothing running. Also the checks
- * that several scenarios share (sweep windows, delivery keys in the logs).
+ * What every cluster scenario needs: a fresh DATA_DIR, a fresh store (the SQLite file in
+ * it, or a fresh MongoDB database), its own throwaway Redis, a cluster of real replicas,
+ * and a cleanup that leaves nothing running. Also the checks that several scenarios share
+ * (sweep windows, delivery keys in the logs).
  */
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
+import { it } from 'vitest';
 import { startCluster, type Cluster, type ClusterOptions, type LogLine, type SweepLine } from '../helpers/cluster.js';
+import { sqliteBackend, type ClusterStore, type StoreBackend } from '../helpers/cluster-store.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 
 /** false → skip locally; on CI (`CI` set) a missing redis-server throws here instead, failing the run. */
@@ -21,7 +24,7 @@ export const suiteName = (name: string) => (clusterCanRun ? name : `${name} (ski
  * (coordination, exactly-once) does not depend on disk speed. VIGIL_TEST_DATA_ROOT
  * overrides it (e.g. to run them on a real disk).
  */
-function dataRoot(): string {
+export function dataRoot(): string {
   const wanted = process.env.VIGIL_TEST_DATA_ROOT;
   if (wanted) return wanted;
   try {
@@ -33,33 +36,46 @@ function dataRoot(): string {
 }
 
 export interface Scenario {
+  /** where the scenario keeps its state */
+  backend: StoreBackend;
   cluster: Cluster;
   redis: RedisServer;
   dataDir: string;
+  /** the store the replicas share: seeding and the verdicts */
+  store: ClusterStore;
   /** a plain Redis client on the scenario's Redis (GET the lock key, …) */
   redisGet(key: string): Promise<string | null>;
 }
 
 export interface ScenarioRegistry {
+  /** where this registry's scenarios keep their state */
+  readonly backend: StoreBackend;
   start(o?: Omit<ClusterOptions, 'dataDir' | 'redisUrl'>): Promise<Scenario>;
   /** stop every cluster and Redis started so far and delete their data (afterEach/afterAll) */
   cleanup(): Promise<void>;
 }
 
-export function scenarios(): ScenarioRegistry {
+export function scenarios(backend: StoreBackend = sqliteBackend): ScenarioRegistry {
   const cleanups: (() => Promise<void>)[] = [];
   return {
+    backend,
     async start(o = {}) {
       const dataDir = mkdtempSync(join(dataRoot(), 'vigil-cluster-'));
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+      const store = await backend.open(dataDir);
+      cleanups.push(() => store.close());
       const redis = await startRedis();
       cleanups.push(() => redis.stop());
-      const cluster = await startCluster({ ...o, dataDir, redisUrl: redis.url });
+      const extra = o.env;
+      const env = (i: number) => ({ ...store.env, ...(typeof extra === 'function' ? extra(i) : extra) });
+      const cluster = await startCluster({ ...o, env, dataDir, redisUrl: redis.url });
       cleanups.push(() => cluster.stopAll());
       return {
+        backend,
         cluster,
         redis,
         dataDir,
+        store,
         async redisGet(key) {
           const client = createClient({ url: redis.url, socket: { reconnectStrategy: false } });
           client.on('error', () => {});
@@ -198,3 +214,27 @@ export async function eachLimit<T>(items: readonly T[], limit: number, fn: (item
 
 /** The time (ms since the epoch) of a pino line. */
 export const at = (l: LogLine): number => Date.parse(String(l.time));
+
+/** How a suite title names the store: "one SQLite file", "one ferretdb database", … */
+export const storeLabel = (b: StoreBackend): string => (b.name === 'sqlite' ? 'one SQLite file' : `one ${b.name} database`);
+
+/**
+ * Declare a case whose verdict relies on atomic compare-and-swap between concurrent
+ * writers (several sweepers claiming at once, several dispatchers leasing at once). On
+ * a backend that cannot prove that, the case is skipped with the reason in its title.
+ */
+export function itWithConcurrentCas(reg: ScenarioRegistry, title: string, o: { timeout: number }, fn: () => Promise<void>): void {
+  const why = reg.backend.concurrentCasUnsupported;
+  if (why) it.skip(`${title} (skipped on ${reg.backend.name}: ${why})`, o, fn);
+  else it(title, o, fn);
+}
+
+/**
+ * A scenario's size: `full` where the store answers through its indexes, `scanning` on a
+ * server that reads whole collections instead (StoreBackend.scansCollections: FerretDB v1),
+ * where escalating N timers costs O(N²) and the full size would not finish in time.
+ */
+export const sized = (b: StoreBackend, full: number, scanning: number): number => (b.scansCollections ? scanning : full);
+
+/** A polling interval, no shorter than the backend allows (each poll of a scanning server reads every record). */
+export const pollEvery = (b: StoreBackend, ms: number): number => Math.max(ms, b.minPollMs);

@@ -46,14 +46,19 @@ export interface FerretDb {
   stop(): Promise<void>;
 }
 
+export interface FerretOptions {
+  /** where its temporary data directory is made; default the OS temporary directory */
+  root?: string;
+}
+
 /** Start FerretDB on a free loopback port and wait until it accepts connections. */
-export async function startFerretDb(): Promise<FerretDb> {
+export async function startFerretDb(o: FerretOptions = {}): Promise<FerretDb> {
   if (!ferretAvailable()) throw new Error(FERRET_MISSING);
   // the port was free when picked; another process may take it first: retry on a fresh one
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const server = new Server(port);
+    const server = new Server(port, o.root ?? tmpdir());
     try {
       await server.start();
       return server;
@@ -67,7 +72,7 @@ export async function startFerretDb(): Promise<FerretDb> {
 
 class Server implements FerretDb {
   readonly uri: string;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'vigil-ferretdb-'));
+  private readonly dir: string;
   private child: ChildProcess | undefined;
   private watchdog: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
@@ -76,8 +81,12 @@ class Server implements FerretDb {
     this.child?.kill('SIGKILL');
   };
 
-  constructor(private readonly port: number) {
+  constructor(
+    private readonly port: number,
+    root: string,
+  ) {
     this.uri = `mongodb://127.0.0.1:${port}/`;
+    this.dir = mkdtempSync(join(root, 'vigil-ferretdb-'));
   }
 
   async start(): Promise<void> {
