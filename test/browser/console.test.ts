@@ -65,7 +65,7 @@ async function until<T>(fn: () => Promise<T | undefined>, what: string, timeoutM
   }
 }
 
-describe.skipIf(!hasChromium)('moderator console in Chromium', () => {
+describe.skipIf(!hasChromium)(hasChromium ? 'moderator console in Chromium' : `moderator console in Chromium (skipped: chromium not installed at ${CHROMIUM})`, () => {
   let dataDir: string;
   let profileDir: string;
   let config: Config;

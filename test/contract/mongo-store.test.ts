@@ -54,7 +54,7 @@ async function detect(): Promise<ServerKind | undefined> {
 const kind = await detect();
 
 const FERRET_NO_PIPELINE =
-  'FerretDB v1 implements neither update pipelines nor $expr, which extendTimer needs to add to a date deadline in one atomic findAndModify';
+  'FerretDB v1 implements neither update pipelines nor $expr, which extendTimer needs to add to a date deadline in one atomic findAndModify; needs a real MongoDB: set MONGODB_URI to run it';
 /** Cases that call extendTimer; they run on real MongoDB. */
 const EXTEND_CASES = [
   'timers: extend (CAS live → extended) › adds exactly the seconds to the deadline, status extended, extensions + 1',
@@ -71,7 +71,7 @@ const EXTEND_CASES = [
 const opts: ContractOptions =
   kind === 'ferretdb'
     ? {
-        racesUnsupported: 'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap',
+        racesUnsupported: 'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap; needs a real MongoDB: set MONGODB_URI to run it',
         skip: Object.fromEntries(EXTEND_CASES.map((c) => [c, FERRET_NO_PIPELINE])),
       }
     : {};
@@ -184,7 +184,11 @@ describe('mongo store start-up', () => {
   });
 });
 
-describe.skipIf(!ferret)('mongo store when the server goes away', () => {
+describe.skipIf(!ferret)(
+  ferret
+    ? 'mongo store when the server goes away'
+    : 'mongo store when the server goes away (skipped: needs a FerretDB this test can stop; a MONGODB_URI server is not stopped by tests)',
+  () => {
   it('ping answers false and operations fail as unavailable (503), not as bugs', async () => {
     const own = await startFerretDb();
     const store = await MongoStore.connect({ uri: own.uri, dbName: 'vigil', serverSelectionTimeoutMs: 500, pingTimeoutMs: 500 });

@@ -119,7 +119,7 @@ type DeliveryRow = Pick<DeliveryDoc, '_id' | 'incidentId' | 'userId' | 'contactI
 type ContactsRow = Pick<ContactsDoc, '_id' | 'contacts'>;
 
 const FERRET_CONCURRENT_CAS =
-  'FerretDB v1 runs findAndModify and updateMany as a read followed by a write, so two replicas claiming the same timers or leasing the same deliveries at once can both win';
+  'FerretDB v1 runs findAndModify and updateMany as a read followed by a write, so two replicas claiming the same timers or leasing the same deliveries at once can both win; needs a real MongoDB: set MONGODB_URI to run it';
 const FERRET_SCANS =
   'FerretDB v1 (SQLite backend) uses no secondary index: every query but an _id look-up reads and decodes the whole collection, about 0.1 ms a document here';
 
