@@ -39,7 +39,18 @@ const inList = (values: readonly string[]) => values.map((v) => `'${v.replace(/'
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly clock: () => number;
+  private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
+
+  /** A prepared statement, compiled once per SQL text (the texts are a small fixed set). */
+  private sql(text: string): Database.Statement {
+    let st = this.statements.get(text);
+    if (!st) {
+      st = this.db.prepare(text);
+      this.statements.set(text, st);
+    }
+    return st;
+  }
 
   private constructor(opts: SqliteOptions) {
     mkdirSync(dirname(opts.file), { recursive: true });
@@ -62,7 +73,7 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<boolean> {
     if (this.closed) return false;
-    return this.db.prepare('SELECT 1 AS ok').get() !== undefined;
+    return this.sql('SELECT 1 AS ok').get() !== undefined;
   }
 
   async close(): Promise<void> {
@@ -77,21 +88,18 @@ export class SqliteStore implements Store {
     const now = this.clock();
     const run = this.db.transaction((): ArmResult => {
       if (idem) {
-        const prior = this.db
-          .prepare('SELECT fingerprint, timer_id FROM idempotency WHERE user_id = ? AND key = ?')
+        const prior = this.sql('SELECT fingerprint, timer_id FROM idempotency WHERE user_id = ? AND key = ?')
           .get(t.userId, idem.key) as { fingerprint: string; timer_id: string } | undefined;
         if (prior) {
           if (prior.fingerprint !== idem.fingerprint) return { kind: 'idempotency_mismatch' };
-          const row = this.db.prepare('SELECT * FROM timers WHERE id = ?').get(prior.timer_id) as TimerRow;
+          const row = this.sql('SELECT * FROM timers WHERE id = ?').get(prior.timer_id) as TimerRow;
           return { kind: 'replayed', timer: toTimer(row) };
         }
       }
-      const live = this.db
-        .prepare(`SELECT * FROM timers WHERE user_id = ? AND status IN ${LIVE_SQL}`)
+      const live = this.sql(`SELECT * FROM timers WHERE user_id = ? AND status IN ${LIVE_SQL}`)
         .get(t.userId) as TimerRow | undefined;
       if (live) return { kind: 'live_timer_exists', timer: toTimer(live) };
-      const row = this.db
-        .prepare(
+      const row = this.sql(
           `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name)
            VALUES (@id, @userId, 'active', @startedAt, @expiresAt, @now, @locationName, @lat, @lng, @displayName) RETURNING *`,
         )
@@ -107,8 +115,7 @@ export class SqliteStore implements Store {
           displayName: t.displayName ?? null,
         }) as TimerRow;
       if (idem) {
-        this.db
-          .prepare('INSERT INTO idempotency (user_id, key, fingerprint, timer_id, created_at) VALUES (?, ?, ?, ?, ?)')
+        this.sql('INSERT INTO idempotency (user_id, key, fingerprint, timer_id, created_at) VALUES (?, ?, ?, ?, ?)')
           .run(t.userId, idem.key, idem.fingerprint, t.id, now);
       }
       return { kind: 'created', timer: toTimer(row) };
@@ -119,8 +126,8 @@ export class SqliteStore implements Store {
   async getTimer(id: string, userId?: string): Promise<Timer | null> {
     const row = (
       userId === undefined
-        ? this.db.prepare('SELECT * FROM timers WHERE id = ?').get(id)
-        : this.db.prepare('SELECT * FROM timers WHERE id = ? AND user_id = ?').get(id, userId)
+        ? this.sql('SELECT * FROM timers WHERE id = ?').get(id)
+        : this.sql('SELECT * FROM timers WHERE id = ? AND user_id = ?').get(id, userId)
     ) as TimerRow | undefined;
     return row ? toTimer(row) : null;
   }
@@ -130,8 +137,7 @@ export class SqliteStore implements Store {
     if (filter.status) where.push('status = @status');
     if (filter.since) where.push('updated_at > @since');
     const order = filter.since ? 'updated_at ASC' : 'started_at DESC, id DESC';
-    const rows = this.db
-      .prepare(`SELECT * FROM timers WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT @limit`)
+    const rows = this.sql(`SELECT * FROM timers WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT @limit`)
       .all({ userId, status: filter.status ?? null, since: filter.since?.getTime() ?? null, limit: filter.limit ?? 500 }) as TimerRow[];
     return rows.map(toTimer);
   }
@@ -142,8 +148,7 @@ export class SqliteStore implements Store {
     seconds: number,
     caps: { maxExtensions: number; maxTotalSeconds: number },
   ): Promise<Timer | null> {
-    const row = this.db
-      .prepare(
+    const row = this.sql(
         `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = @now
          WHERE id = @id AND user_id = @userId AND status IN ${LIVE_SQL} AND expires_at > @now
            AND extensions < @maxExtensions AND (expires_at + @ms - started_at) <= @maxTotalMs
@@ -161,8 +166,7 @@ export class SqliteStore implements Store {
   }
 
   async resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
-    const row = this.db
-      .prepare(
+    const row = this.sql(
         `UPDATE timers SET status = @to, resolved_at = @now, updated_at = @now
          WHERE id = @id AND user_id = @userId AND status IN ${LIVE_SQL} RETURNING *`,
       )
@@ -171,8 +175,7 @@ export class SqliteStore implements Store {
   }
 
   async claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
-    const rows = this.db
-      .prepare(
+    const rows = this.sql(
         `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = @now, expired_by_fence = @fence
          WHERE id IN (SELECT id FROM timers WHERE status IN ${LIVE_SQL} AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
            AND status IN ${LIVE_SQL} AND expires_at <= @now
@@ -183,22 +186,19 @@ export class SqliteStore implements Store {
   }
 
   async pendingEscalations(limit: number): Promise<Timer[]> {
-    const rows = this.db
-      .prepare("SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?")
+    const rows = this.sql("SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?")
       .all(limit) as TimerRow[];
     return rows.map(toTimer);
   }
 
   async markEscalated(timerId: string, incidentId: string): Promise<boolean> {
-    const r = this.db
-      .prepare("UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = ? WHERE id = ? AND escalation = 'pending'")
+    const r = this.sql("UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = ? WHERE id = ? AND escalation = 'pending'")
       .run(incidentId, this.clock(), timerId);
     return r.changes === 1;
   }
 
   async overdue(): Promise<{ count: number; oldest?: Date }> {
-    const r = this.db
-      .prepare(`SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ${LIVE_SQL} AND expires_at <= ?`)
+    const r = this.sql(`SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ${LIVE_SQL} AND expires_at <= ?`)
       .get(this.clock()) as { n: number; oldest: number | null };
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
   }
@@ -207,8 +207,7 @@ export class SqliteStore implements Store {
 
   async openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {
     const now = this.clock();
-    const inserted = this.db
-      .prepare(
+    const inserted = this.sql(
         `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence)
          VALUES (@id, @timerId, @userId, 'active', @deadline, @now, @now, @locationName, @lat, @lng, @displayName, @fence)
          ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
@@ -226,17 +225,17 @@ export class SqliteStore implements Store {
         fence,
       }) as IncidentRow | undefined;
     if (inserted) return { incident: toIncident(inserted), created: true };
-    const existing = this.db.prepare('SELECT * FROM incidents WHERE timer_id = ?').get(timer.id) as IncidentRow;
+    const existing = this.sql('SELECT * FROM incidents WHERE timer_id = ?').get(timer.id) as IncidentRow;
     return { incident: toIncident(existing), created: false };
   }
 
   async getIncident(id: string): Promise<Incident | null> {
-    const row = this.db.prepare('SELECT * FROM incidents WHERE id = ?').get(id) as IncidentRow | undefined;
+    const row = this.sql('SELECT * FROM incidents WHERE id = ?').get(id) as IncidentRow | undefined;
     return row ? toIncident(row) : null;
   }
 
   async incidentForTimer(timerId: string): Promise<Incident | null> {
-    const row = this.db.prepare('SELECT * FROM incidents WHERE timer_id = ?').get(timerId) as IncidentRow | undefined;
+    const row = this.sql('SELECT * FROM incidents WHERE timer_id = ?').get(timerId) as IncidentRow | undefined;
     return row ? toIncident(row) : null;
   }
 
@@ -245,8 +244,7 @@ export class SqliteStore implements Store {
     if (filter.status) where.push('status = @status');
     if (filter.since) where.push('updated_at > @since');
     const order = filter.since ? 'updated_at ASC' : 'created_at ASC, id ASC';
-    const rows = this.db
-      .prepare(`SELECT * FROM incidents WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT @limit`)
+    const rows = this.sql(`SELECT * FROM incidents WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT @limit`)
       .all({ status: filter.status ?? null, since: filter.since?.getTime() ?? null, limit: filter.limit ?? 500 }) as IncidentRow[];
     return rows.map(toIncident);
   }
@@ -256,8 +254,7 @@ export class SqliteStore implements Store {
       to === 'acknowledged'
         ? 'acknowledged_at = @now, acknowledged_by = @by'
         : 'resolved_at = @now, resolved_by = @by';
-    const row = this.db
-      .prepare(
+    const row = this.sql(
         `UPDATE incidents SET status = @to, updated_at = @now, ${stamp}
          WHERE id = @id AND status IN (${inList(from)}) RETURNING *`,
       )
@@ -269,7 +266,7 @@ export class SqliteStore implements Store {
 
   async addDeliveries(incident: Incident, list: NewDelivery[]): Promise<Delivery[]> {
     const now = this.clock();
-    const insert = this.db.prepare(
+    const insert = this.sql(
       `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
        VALUES (@key, @incidentId, @userId, @contactId, @contactName, @phone, @kind, @body, 'pending', 0, @now, @now, @now)
        ON CONFLICT DO NOTHING`,
@@ -279,7 +276,7 @@ export class SqliteStore implements Store {
         for (const d of list) insert.run({ ...d, incidentId: incident.id, userId: incident.userId, now });
       })
       .immediate();
-    const rows = this.db.prepare('SELECT * FROM deliveries WHERE incident_id = ? ORDER BY created_at, key').all(incident.id) as DeliveryRow[];
+    const rows = this.sql('SELECT * FROM deliveries WHERE incident_id = ? ORDER BY created_at, key').all(incident.id) as DeliveryRow[];
     return rows.map(toDelivery);
   }
 
@@ -298,14 +295,13 @@ export class SqliteStore implements Store {
   }
 
   async getDelivery(key: string): Promise<Delivery | null> {
-    const row = this.db.prepare('SELECT * FROM deliveries WHERE key = ?').get(key) as DeliveryRow | undefined;
+    const row = this.sql('SELECT * FROM deliveries WHERE key = ?').get(key) as DeliveryRow | undefined;
     return row ? toDelivery(row) : null;
   }
 
   async claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]> {
     const due = "((status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now))";
-    const rows = this.db
-      .prepare(
+    const rows = this.sql(
         `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now
          WHERE key IN (SELECT key FROM deliveries WHERE ${due} ORDER BY next_attempt_at LIMIT @limit) AND ${due}
          RETURNING *`,
@@ -315,8 +311,7 @@ export class SqliteStore implements Store {
   }
 
   async recordAttempt(key: string, attempt: number, o: DeliveryOutcome): Promise<Delivery | null> {
-    const row = this.db
-      .prepare(
+    const row = this.sql(
         `UPDATE deliveries SET status = @status, carrier = @carrier,
            provider_message_id = COALESCE(@providerMessageId, provider_message_id), last_error = @error,
            next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now
@@ -337,8 +332,7 @@ export class SqliteStore implements Store {
 
   async applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null> {
     if (from.length === 0) return null;
-    const row = this.db
-      .prepare(
+    const row = this.sql(
         `UPDATE deliveries SET status = @to, updated_at = @now
          WHERE provider_message_id = @pid AND status IN (${inList(from)}) RETURNING *`,
       )
@@ -347,30 +341,28 @@ export class SqliteStore implements Store {
   }
 
   async countDeliveriesSince(userId: string, since: Date): Promise<number> {
-    const r = this.db
-      .prepare('SELECT COUNT(*) AS n FROM deliveries WHERE user_id = ? AND created_at > ?')
+    const r = this.sql('SELECT COUNT(*) AS n FROM deliveries WHERE user_id = ? AND created_at > ?')
       .get(userId, since.getTime()) as { n: number };
     return r.n;
   }
 
   async deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }> {
-    const p = this.db
-      .prepare("SELECT COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM deliveries WHERE status IN ('pending','sending')")
+    const p = this.sql("SELECT COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM deliveries WHERE status IN ('pending','sending')")
       .get() as { n: number; oldest: number | null };
-    const d = this.db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'dead'").get() as { n: number };
+    const d = this.sql("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'dead'").get() as { n: number };
     return p.oldest === null ? { pending: p.n, dead: d.n } : { pending: p.n, oldestDue: new Date(p.oldest), dead: d.n };
   }
 
   // ── contacts ────────────────────────────────────────────────────────────────
 
   async getContacts(userId: string): Promise<Contact[]> {
-    const rows = this.db.prepare('SELECT id, name, phone FROM contacts WHERE user_id = ? ORDER BY position').all(userId) as ContactRow[];
+    const rows = this.sql('SELECT id, name, phone FROM contacts WHERE user_id = ? ORDER BY position').all(userId) as ContactRow[];
     return rows.map(toContact);
   }
 
   async replaceContacts(userId: string, contacts: Contact[]): Promise<Contact[]> {
-    const del = this.db.prepare('DELETE FROM contacts WHERE user_id = ?');
-    const ins = this.db.prepare('INSERT INTO contacts (user_id, position, id, name, phone) VALUES (?, ?, ?, ?, ?)');
+    const del = this.sql('DELETE FROM contacts WHERE user_id = ?');
+    const ins = this.sql('INSERT INTO contacts (user_id, position, id, name, phone) VALUES (?, ?, ?, ?, ?)');
     this.db
       .transaction(() => {
         del.run(userId);
