@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../../src/http/auth.js';
+import type { SweepReport } from '../../src/worker/sweeper.js';
+import { requestJson, type ApiAnswer } from './http.js';
 import { freePort } from './net.js';
 
 const ROOT = process.cwd();
@@ -32,18 +34,8 @@ export interface LogLine {
   [key: string]: unknown;
 }
 
-export interface SweepLine {
-  replica: string;
-  outcome: 'swept' | 'contended' | 'swept_without_lock' | 'failed';
-  fence: number;
-  claimed: number;
-  repaired: number;
-  escalated: number;
-  failed: number;
-  lostLease: boolean;
-  startedAt: number;
-  endedAt: number;
-}
+/** A `msg: "sweep"` line: the sweeper's report, its window in epoch ms, and who swept. */
+export type SweepLine = SweepReport & { replica: string; startedAt: number; endedAt: number };
 
 export interface ClusterOptions {
   /** default 3 */
@@ -58,12 +50,6 @@ export interface ClusterOptions {
   env?: Record<string, string> | ((index: number) => Record<string, string>);
 }
 
-export interface ApiAnswer {
-  status: number;
-  /** the parsed JSON answer; loose because tests assert on its shape */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-}
 
 export interface Cluster {
   readonly size: number;
@@ -231,19 +217,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       const repeatable = method === 'GET' || method === 'PUT' || Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
       for (let attempt = 1; ; attempt++) {
         try {
-          const res = await fetch(`${url(i)}${path}`, {
-            method,
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-            body: body === undefined ? undefined : JSON.stringify(body),
-          });
-          const text = await res.text();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            /* not JSON: keep the text */
-          }
-          return { status: res.status, body: parsed };
+          return await requestJson(`${url(i)}${path}`, token, method, body, headers);
         } catch (err) {
           if (!repeatable || attempt >= 3 || !at(i).child) throw err;
           await sleep(100 * attempt);

@@ -13,9 +13,8 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './net.js';
+import { onFreePort, spawnService, type ServiceProcess } from './service-process.js';
 
 export const FERRET_MISSING = 'ferretdb not installed: run scripts/install-ferretdb.sh';
 const READY_TIMEOUT_MS = 15_000;
@@ -54,32 +53,24 @@ export interface FerretOptions {
 /** Start FerretDB on a free loopback port and wait until it accepts connections. */
 export async function startFerretDb(o: FerretOptions = {}): Promise<FerretDb> {
   if (!ferretAvailable()) throw new Error(FERRET_MISSING);
-  // the port was free when picked; another process may take it first: retry on a fresh one
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+  return onFreePort('ferretdb', async (port) => {
     const server = new Server(port, o.root ?? tmpdir());
     try {
       await server.start();
       return server;
     } catch (err) {
-      lastError = err;
       await server.stop();
+      throw err;
     }
-  }
-  throw new Error('could not start ferretdb', { cause: lastError });
+  });
 }
 
 class Server implements FerretDb {
   readonly uri: string;
   private readonly dir: string;
-  private child: ChildProcess | undefined;
+  private proc: ServiceProcess | undefined;
   private watchdog: ChildProcess | undefined;
-  private exited: Promise<void> | undefined;
-  private readonly killOnExit = () => {
-    this.watchdog?.kill('SIGKILL');
-    this.child?.kill('SIGKILL');
-  };
+  private readonly killWatchdog = () => this.watchdog?.kill('SIGKILL');
 
   constructor(
     private readonly port: number,
@@ -99,59 +90,37 @@ class Server implements FerretDb {
       '--debug-addr=-',
       '--log-level=warn',
     ];
-    const child = spawn(ferretBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-4_000);
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    let exitCode: number | string | null | undefined;
-    this.exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        exitCode = code ?? signal;
-        if (this.child === child) this.child = undefined;
-        process.off('exit', this.killOnExit);
-        resolve();
-      });
+    this.proc = await spawnService({
+      name: 'ferretdb',
+      bin: ferretBinary(),
+      args,
+      port: this.port,
+      probe: accepts,
+      readyWhat: 'accept connections',
+      readyTimeoutMs: READY_TIMEOUT_MS,
+      stopTimeoutMs: STOP_TIMEOUT_MS,
+      // The exit hook of spawnService covers a normal exit. If the worker is killed (no
+      // 'exit' event, e.g. after a failed collection), a watchdog shell sees its stdin pipe
+      // close, kills ferretdb and deletes its data directory.
+      onSpawn: (child) => {
+        if (child.pid === undefined) return;
+        const script = 'read _; kill -9 "$1"; rm -rf "$2"';
+        this.watchdog = spawn('/bin/sh', ['-c', script, 'ferretdb-watchdog', String(child.pid), this.dir], { stdio: ['pipe', 'ignore', 'ignore'] });
+        this.watchdog.unref();
+        (this.watchdog.stdin as Socket | null)?.unref();
+        process.on('exit', this.killWatchdog);
+      },
     });
-    // a test run that dies without calling stop() must not leave ferretdb behind: on a
-    // normal exit the 'exit' hook kills it; if the worker is killed (no 'exit' event, e.g.
-    // after a failed collection), a watchdog shell sees its stdin pipe close, kills it and
-    // deletes its data directory
-    process.on('exit', this.killOnExit);
-    if (child.pid !== undefined) {
-      const script = 'read _; kill -9 "$1"; rm -rf "$2"';
-      this.watchdog = spawn('/bin/sh', ['-c', script, 'ferretdb-watchdog', String(child.pid), this.dir], { stdio: ['pipe', 'ignore', 'ignore'] });
-      this.watchdog.unref();
-      (this.watchdog.stdin as Socket | null)?.unref();
-    }
-
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    for (;;) {
-      if (exitCode !== undefined) throw new Error(`ferretdb on port ${this.port} exited (${exitCode}) before accepting connections:\n${output}`);
-      if (await accepts(this.port)) return;
-      if (Date.now() > deadline) throw new Error(`ferretdb on port ${this.port} did not accept connections within ${READY_TIMEOUT_MS} ms:\n${output}`);
-      await sleep(25);
-    }
   }
 
   async stop(): Promise<void> {
     // first the watchdog, so that it can never kill a recycled pid
-    this.watchdog?.kill('SIGKILL');
+    this.killWatchdog();
+    process.off('exit', this.killWatchdog);
     this.watchdog = undefined;
-    const child = this.child;
-    const exited = this.exited;
-    if (child && exited) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      try {
-        await exited;
-      } finally {
-        clearTimeout(timer);
-      }
-    }
+    const proc = this.proc;
+    this.proc = undefined;
+    await proc?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -7,11 +7,10 @@
  * except on CI (`process.env.CI` set), where a missing binary is an error: a CI run
  * that silently skips the Redis suites would prove nothing.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './net.js';
+import { onFreePort, spawnService, type ServiceProcess } from './service-process.js';
 
 const BINARY = 'redis-server';
 export const REDIS_MISSING = 'redis-server not installed';
@@ -47,91 +46,44 @@ export function redisAvailable(): boolean {
 /** Start a fresh redis-server on a free loopback port and wait until it answers PING. */
 export async function startRedis(): Promise<RedisServer> {
   if (!redisAvailable()) throw new Error(`${REDIS_MISSING}: cannot start a test Redis`);
-  // The port is free when picked but another process may grab it before redis binds:
-  // try a few fresh ports before giving up.
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+  return onFreePort('redis-server', async (port) => {
     const server = new Server(port);
-    try {
-      await server.start();
-      return server;
-    } catch (err) {
-      lastError = err;
-      await server.stop();
-    }
-  }
-  throw new Error('could not start redis-server', { cause: lastError });
+    await server.start();
+    return server;
+  });
 }
 
 class Server implements RedisServer {
   readonly url: string;
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> | undefined;
-  private readonly killOnExit = () => this.child?.kill('SIGKILL');
+  private proc: ServiceProcess | undefined;
 
   constructor(readonly port: number) {
     this.url = `redis://127.0.0.1:${port}`;
   }
 
   pid(): number | undefined {
-    return this.child?.pid;
+    return this.proc?.running() ? this.proc.child.pid : undefined;
   }
 
   async start(): Promise<void> {
-    if (this.child) throw new Error(`redis-server on port ${this.port} is already running`);
-    const args = [
-      '--port', String(this.port),
-      '--bind', '127.0.0.1',
-      '--save', '',
-      '--appendonly', 'no',
-      '--daemonize', 'no',
-      '--dir', tmpdir(),
-    ];
-    const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-4_000);
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    let exitCode: number | string | null | undefined;
-    this.exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        exitCode = code ?? signal;
-        if (this.child === child) this.child = undefined;
-        process.off('exit', this.killOnExit);
-        resolve();
-      });
+    if (this.proc?.running()) throw new Error(`redis-server on port ${this.port} is already running`);
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', tmpdir()];
+    this.proc = await spawnService({
+      name: 'redis-server',
+      bin: BINARY,
+      args,
+      port: this.port,
+      probe: ping,
+      readyWhat: 'answer PING',
+      readyTimeoutMs: READY_TIMEOUT_MS,
+      stopTimeoutMs: STOP_TIMEOUT_MS,
     });
-    // A test run that dies without calling stop() must not leave redis-server behind.
-    process.on('exit', this.killOnExit);
-
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    for (;;) {
-      if (exitCode !== undefined) {
-        throw new Error(`redis-server on port ${this.port} exited (${exitCode}) before answering PING:\n${output}`);
-      }
-      if (await ping(this.port)) return;
-      if (Date.now() > deadline) {
-        throw new Error(`redis-server on port ${this.port} did not answer PING within ${READY_TIMEOUT_MS} ms:\n${output}`);
-      }
-      await sleep(25);
-    }
   }
 
   async stop(): Promise<void> {
-    const child = this.child;
-    const exited = this.exited;
-    if (!child || !exited) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    try {
-      await exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    const proc = this.proc;
+    this.proc = undefined;
+    await proc?.stop();
   }
 }
 

@@ -5,15 +5,14 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { signToken } from '../../src/http/auth.js';
 import { startVigil, type Overrides, type Vigil } from '../../src/main.js';
+import { requestJson, type ApiAnswer } from './http.js';
 
 export interface TestVigil {
   vigil: Vigil;
   url: string;
   dataDir: string;
   token(sub: string, opts?: { admin?: boolean; name?: string }): string;
-  /** `body` is the parsed JSON answer; typed loosely because tests assert on its shape */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  api(token: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  api(token: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
@@ -36,21 +35,7 @@ export async function startTestVigil(env: Record<string, string> = {}, overrides
     url,
     dataDir: dir,
     token: (sub, o = {}) => signToken(config.jwtSecret, { sub, admin: o.admin, name: o.name }),
-    async api(token, method, path, body, headers = {}) {
-      const res = await fetch(`${url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        /* not JSON: keep the text */
-      }
-      return { status: res.status, body: parsed };
-    },
+    api: (token, method, path, body, headers) => requestJson(`${url}${path}`, token, method, body, headers),
     async stop(o = {}) {
       await vigil.stop();
       if (!o.keepData) rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
 import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
-import { armWithContacts, fast2smsEnv, incidents, LossyProxy, seeded, twilioEnv, type IncidentView } from './sms-support.js';
+import { seeded } from '../helpers/random.js';
+import { armWithContacts, fast2smsEnv, incidents, LossyProxy, twilioEnv, type IncidentView } from './sms-support.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -93,17 +93,6 @@ export async function dispatchRound(v: TestVigil): Promise<number> {
   return n;
 }
 
-/** mulberry32: a small seeded PRNG so fault mixes repeat from run to run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * An HTTP proxy in front of a fake carrier that, with probability `lossRatio`, lets the

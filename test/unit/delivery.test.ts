@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seeded } from '../helpers/random.js';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -15,17 +16,6 @@ import {
 const fixed = (v: number) => () => v;
 const POLICY: RetryPolicy = { maxAttempts: 4, baseMs: 1000, capMs: 5000 };
 
-/** A deterministic generator (mulberry32) so sampled bounds are reproducible. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('deliveryKey', () => {
   it('sos key is incidentId:contactId, all_clear adds the kind', () => {
