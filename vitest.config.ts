@@ -4,6 +4,8 @@ const shared = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
   pool: 'forks' as const,
+  // a file that leaves a server, socket, child process or timer open fails
+  setupFiles: ['test/setup/leaks.ts'],
 };
 
 export default defineConfig({

@@ -1,0 +1,89 @@
+/**
+ * The layering of src/, checked by `npm run lint:layers` (part of `npm test`).
+ * docs/architecture.md draws the same picture.
+ */
+const ADAPTERS = [
+  '^src/store/(sqlite|mongo)/',
+  '^src/lock/(redis-lock|in-process-lock)\\.ts$',
+  '^src/sms/(twilio|fast2sms|console|failover)\\.ts$',
+  '^src/realtime/redis-adapter\\.ts$',
+];
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment: 'src/domain holds the rules: it imports nothing of ours outside domain/, and no package or I/O module (deterministic hashing from crypto is allowed).',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { pathNot: ['^src/domain/', '^crypto$'] },
+    },
+    {
+      name: 'sms-only-sends',
+      comment: 'Carriers send; they never read or write the store.',
+      severity: 'error',
+      from: { path: '^src/sms/' },
+      to: { path: '^src/store/' },
+    },
+    {
+      name: 'http-does-not-run-workers',
+      comment: 'The API drives use cases (app/); the sweep and dispatch loops belong to worker/.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/worker/' },
+    },
+    {
+      name: 'app-is-driven-not-driving',
+      comment: 'Use cases know ports, not the HTTP layer, the workers or the Socket.IO server.',
+      severity: 'error',
+      from: { path: '^src/app/' },
+      to: { path: ['^src/http/', '^src/worker/', '^src/realtime/server\\.ts$', '^src/main\\.ts$'] },
+    },
+    {
+      name: 'only-main-knows-adapters',
+      comment: 'Adapters are chosen in main.ts; everything else depends on ports.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/main\\.ts$', ...ADAPTERS] },
+      to: { path: ADAPTERS },
+    },
+    {
+      name: 'adapters-do-not-know-each-other',
+      comment: 'One adapter per file: an adapter imports its port and domain types, not another adapter.',
+      severity: 'error',
+      from: { path: '^src/store/sqlite/' },
+      to: { path: '^src/store/mongo/' },
+    },
+    {
+      name: 'adapters-do-not-know-each-other-mongo',
+      severity: 'error',
+      from: { path: '^src/store/mongo/' },
+      to: { path: '^src/store/sqlite/' },
+    },
+    {
+      name: 'console-client-is-browser-code',
+      comment: 'The console runs in the browser: it imports nothing from the server.',
+      severity: 'error',
+      from: { path: '^src/console/client/' },
+      to: { pathNot: ['^src/console/client/'] },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'src-does-not-import-tests',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|scripts)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['^dist/', '^node_modules/'] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+  },
+};
