@@ -1,5 +1,5 @@
 /**
- * Cluster mode with real processes (issue 3), store-agnostic: three replicas of the built
+ * Cluster mode with real processes, store-agnostic: three replicas of the built
  * server (`node dist/main.js`) sharing one store (SQLite file or MongoDB database) and a
  * throwaway redis-server. These cases: 500 timers armed over REST across the replicas
  * (invariants 3 and 7 at scale, the lock keeping sweeps apart), and the Socket.IO fan-out

@@ -1,5 +1,5 @@
 /**
- * The cluster scenarios on the MongoDB store (issue 4): three replicas of the built server
+ * The cluster scenarios on the MongoDB store: three replicas of the built server
  * with MONGODB_URI set, each scenario on a fresh database, and a throwaway redis-server.
  * The server is $MONGODB_URI when set (a real MongoDB: every scenario at full size, each
  * on its own database, dropped afterwards), else a throwaway FerretDB v1 per scenario.

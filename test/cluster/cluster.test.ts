@@ -1,5 +1,5 @@
 /**
- * Cluster mode with real processes (issue 3): three replicas of the built server
+ * Cluster mode with real processes: three replicas of the built server
  * (`node dist/main.js`) sharing one SQLite file (WAL) and a throwaway redis-server.
  * The cases are in cluster-cases.ts (the same ones run on MongoDB in
  * cluster-mongo.test.ts); faults are in faults.test.ts.

@@ -1,8 +1,8 @@
 /**
- * Cluster faults with real processes (issue 3, scenarios 2–5), store-agnostic: the lock
+ * Cluster faults with real processes, store-agnostic: the lock
  * holder killed mid-sweep, paused past its lease, Redis stopped mid-run, and two
  * replicas forced to sweep at once. After each: exactly one incident per timer and one
- * delivery per contact (DESIGN.md invariant 3), nothing lost (invariant 4). Timers are
+ * delivery per contact (invariant 3, docs/invariants.md), nothing lost (invariant 4). Timers are
  * seeded straight into the store (cluster-store.ts) so thousands come due at once;
  * arming over REST is covered by cluster-cases.ts. Each case is a function that declares
  * its `it` inside the caller's describe; the test files choose the store.

@@ -1,5 +1,5 @@
 /**
- * Cluster faults with real processes (issue 3, scenarios 2–5) on one SQLite file shared
+ * Cluster faults with real processes on one SQLite file shared
  * by three replicas and one throwaway redis-server. The cases are in fault-cases.ts (the
  * same ones run on MongoDB in cluster-mongo.test.ts).
  */
