@@ -22,6 +22,28 @@ const clip = (s: string, n: number): string => {
   return `${out}...`;
 };
 
+// C0/C1 controls, bidi embeddings/overrides/isolates and marks, zero-width characters,
+// line/paragraph separators: none belongs in a name, and bidi overrides can make a text
+// read differently from what it says.
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/gu;
+// scheme://…, www.…, or a bare domain name: our map link is the only link a text carries
+const LINK_LIKE = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)|\b([a-z0-9-]+)\.(?=(?:[a-z]{2,})\b)/giu;
+
+/**
+ * What a person-supplied name (place, person, contact) becomes inside a text: Unicode NFC,
+ * unsafe characters turned into spaces, whitespace collapsed, and anything link-like
+ * defanged (`example.com` → `example[.]com`, schemes dropped) so a text never carries a
+ * link we did not write.
+ */
+export function plainName(s: string): string {
+  return s
+    .normalize('NFC')
+    .replace(UNSAFE_CHARS, ' ')
+    .replace(LINK_LIKE, (_m: string, label: string | undefined) => (label === undefined ? '' : `${label}[.]`))
+    .replace(/\s+/gu, ' ')
+    .trim();
+}
+
 export const mapLink = (p: GeoPoint): string => `https://maps.google.com/?q=${p.lat.toFixed(5)},${p.lng.toFixed(5)}`;
 
 export interface SosFacts {
@@ -32,8 +54,9 @@ export interface SosFacts {
 }
 
 export function sosMessage(f: SosFacts): string {
-  const who = clip(f.personName?.trim() || 'A Vigil user', 60);
-  const where = f.locationName ? ` at ${clip(f.locationName.trim(), 80)}` : '';
+  const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
+  const place = plainName(f.locationName ?? '');
+  const where = place ? ` at ${clip(place, 80)}` : '';
   const map = f.location ? ` Last known location: ${mapLink(f.location)}` : ' No location was shared.';
   const when = f.deadline.toISOString().slice(0, 16).replace('T', ' ');
   const body = `SOS from Vigil: ${who} did not check in after a meeting${where}. Their safety timer ran out at ${when} UTC.${map} Please try to reach them now; call local emergency services if you cannot.`;
@@ -41,7 +64,7 @@ export function sosMessage(f: SosFacts): string {
 }
 
 export function allClearMessage(f: Pick<SosFacts, 'personName'>): string {
-  const who = clip(f.personName?.trim() || 'The Vigil user', 60);
+  const who = clip(plainName(f.personName ?? '') || 'The Vigil user', 60);
   return clip(`Vigil update: ${who} has checked in and says they are safe. Please disregard the earlier SOS alert.`, MAX_SMS_CHARS);
 }
 

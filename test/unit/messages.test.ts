@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allClearMessage, mapLink, maskPhone, MAX_SMS_CHARS, sosMessage } from '../../src/domain/messages.js';
+import { allClearMessage, mapLink, maskPhone, MAX_SMS_CHARS, plainName, sosMessage } from '../../src/domain/messages.js';
 
 const deadline = new Date('2030-06-01T18:45:30.000Z');
 const long = (c: string, n = 500) => c.repeat(n);
@@ -102,5 +102,38 @@ describe('maskPhone', () => {
 
   it('very short input is fully hidden', () => {
     for (const phone of ['', '+', '+1', '+123', '+1234']) expect(maskPhone(phone)).toBe('***');
+  });
+});
+
+describe('plainName: what a person-supplied name becomes inside a text', () => {
+  it('drops control characters, bidi overrides and zero-width characters', () => {
+    expect(plainName('Blue\u0000 Bottle\u0007\r\nCafé')).toBe('Blue Bottle Café');
+    // "Evil" written right-to-left over the rest would make the text read differently
+    expect(plainName('Cafe \u202egnp.exe\u202c ok')).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/u);
+    expect(plainName('A\u200bli\u2066ce\u2069\ufeff')).toBe('A li ce');
+  });
+
+  it('normalises to NFC so the same name is the same text', () => {
+    expect(plainName('Cafe\u0301')).toBe('Café');
+  });
+
+  it('defangs links: no scheme, no clickable domain', () => {
+    expect(plainName('https://evil.example.com/login')).toBe('evil[.]example[.]com/login');
+    expect(plainName('meet at www.bad.io')).toBe('meet at bad[.]io');
+    expect(plainName('Joe’s Bar, joesbar.com')).toBe('Joe’s Bar, joesbar[.]com');
+  });
+
+  it('leaves ordinary names alone', () => {
+    for (const name of ['Blue Bottle Café', 'St. Mary’s Church', 'Café 3.5 Stars', 'Zürich HB, Gleis 7', '東京駅', 'O’Brien & Sons']) {
+      expect(plainName(name)).toBe(name);
+    }
+  });
+
+  it('is what the SOS and the all-clear carry', () => {
+    const body = sosMessage({ personName: 'Al\u202eice', locationName: 'http://phish.example/x', deadline });
+    expect(body).not.toMatch(/[\u0000-\u001f\u202a-\u202e]/u);
+    expect(body).not.toContain('http://phish');
+    expect(body).toContain('phish[.]example/x');
+    expect(allClearMessage({ personName: '\u0007Bob\u2067' })).toContain('Bob has checked in');
   });
 });
