@@ -10,15 +10,12 @@
  * failover could roll back. See docs/mongodb.md.
  */
 import mongoose, { type Connection } from 'mongoose';
-import type { Contact } from '../../domain/contact.js';
-import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import { Invalid, Unavailable } from '../../domain/errors.js';
-import type { Incident, IncidentStatus } from '../../domain/incident.js';
-import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, NewDelivery, NewTimer, Store } from '../port.js';
+import type { Store } from '../port.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
+import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
@@ -149,89 +146,39 @@ export class MongoStore implements Store {
     return this.closing;
   }
 
-  // ── timers ──────────────────────────────────────────────────────────────────
+  // The port's operations: each is a module function on this store's context, wrapped in guard().
 
-  armTimer(t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult> {
-    return this.guard('armTimer', () => timers.armTimer(this.ctx, t, idem));
-  }
-  getTimer(id: string, userId?: string): Promise<Timer | null> {
-    return this.guard('getTimer', () => timers.getTimer(this.ctx, id, userId));
-  }
-  listTimers(userId: string, filter: { status?: TimerStatus } & ChangedSince = {}): Promise<Timer[]> {
-    return this.guard('listTimers', () => timers.listTimers(this.ctx, userId, filter));
-  }
-  extendTimer(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Promise<Timer | null> {
-    return this.guard('extendTimer', () => timers.extendTimer(this.ctx, id, userId, seconds, caps));
-  }
-  resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
-    return this.guard('resolveTimer', () => timers.resolveTimer(this.ctx, id, userId, to));
-  }
-  claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
-    return this.guard('claimDueTimers', () => timers.claimDueTimers(this.ctx, limit, fence));
-  }
-  pendingEscalations(limit: number): Promise<Timer[]> {
-    return this.guard('pendingEscalations', () => timers.pendingEscalations(this.ctx, limit));
-  }
-  markEscalated(timerId: string, incidentId: string): Promise<boolean> {
-    return this.guard('markEscalated', () => timers.markEscalated(this.ctx, timerId, incidentId));
-  }
-  overdue(): Promise<{ count: number; oldest?: Date }> {
-    return this.guard('overdue', () => timers.overdue(this.ctx));
-  }
+  // ── timers ──────────────────────────────────────────────────────────────────
+  readonly armTimer = this.op('armTimer', timers.armTimer);
+  readonly getTimer = this.op('getTimer', timers.getTimer);
+  readonly listTimers = this.op('listTimers', timers.listTimers);
+  readonly extendTimer = this.op('extendTimer', timers.extendTimer);
+  readonly resolveTimer = this.op('resolveTimer', timers.resolveTimer);
+  readonly claimDueTimers = this.op('claimDueTimers', timers.claimDueTimers);
+  readonly pendingEscalations = this.op('pendingEscalations', timers.pendingEscalations);
+  readonly markEscalated = this.op('markEscalated', timers.markEscalated);
+  readonly overdue = this.op('overdue', timers.overdue);
 
   // ── incidents ───────────────────────────────────────────────────────────────
-
-  openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {
-    return this.guard('openIncident', () => incidents.openIncident(this.ctx, timer, fence, id));
-  }
-  getIncident(id: string): Promise<Incident | null> {
-    return this.guard('getIncident', () => incidents.getIncident(this.ctx, id));
-  }
-  incidentForTimer(timerId: string): Promise<Incident | null> {
-    return this.guard('incidentForTimer', () => incidents.incidentForTimer(this.ctx, timerId));
-  }
-  listIncidents(filter: { status?: IncidentStatus } & ChangedSince = {}): Promise<Incident[]> {
-    return this.guard('listIncidents', () => incidents.listIncidents(this.ctx, filter));
-  }
-  transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
-    return this.guard('transitionIncident', () => incidents.transitionIncident(this.ctx, id, from, to, by));
-  }
+  readonly openIncident = this.op('openIncident', incidents.openIncident);
+  readonly getIncident = this.op('getIncident', incidents.getIncident);
+  readonly incidentForTimer = this.op('incidentForTimer', incidents.incidentForTimer);
+  readonly listIncidents = this.op('listIncidents', incidents.listIncidents);
+  readonly transitionIncident = this.op('transitionIncident', incidents.transitionIncident);
 
   // ── deliveries ──────────────────────────────────────────────────────────────
-
-  addDeliveries(incident: Incident, list: NewDelivery[]): Promise<Delivery[]> {
-    return this.guard('addDeliveries', () => deliveries.addDeliveries(this.ctx, incident, list));
-  }
-  deliveriesFor(incidentIds: string[]): Promise<Delivery[]> {
-    return this.guard('deliveriesFor', () => deliveries.deliveriesFor(this.ctx, incidentIds));
-  }
-  getDelivery(key: string): Promise<Delivery | null> {
-    return this.guard('getDelivery', () => deliveries.getDelivery(this.ctx, key));
-  }
-  claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]> {
-    return this.guard('claimDeliveries', () => deliveries.claimDeliveries(this.ctx, limit, leaseMs));
-  }
-  recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null> {
-    return this.guard('recordAttempt', () => deliveries.recordAttempt(this.ctx, key, attempt, outcome));
-  }
-  applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null> {
-    return this.guard('applyReceipt', () => deliveries.applyReceipt(this.ctx, providerMessageId, to, from));
-  }
-  countDeliveriesSince(userId: string, since: Date): Promise<number> {
-    return this.guard('countDeliveriesSince', () => deliveries.countDeliveriesSince(this.ctx, userId, since));
-  }
-  deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }> {
-    return this.guard('deliveryBacklog', () => deliveries.deliveryBacklog(this.ctx));
-  }
+  readonly addDeliveries = this.op('addDeliveries', deliveries.addDeliveries);
+  readonly deliveriesFor = this.op('deliveriesFor', deliveries.deliveriesFor);
+  readonly getDelivery = this.op('getDelivery', deliveries.getDelivery);
+  readonly claimDeliveries = this.op('claimDeliveries', deliveries.claimDeliveries);
+  readonly recordAttempt = this.op('recordAttempt', deliveries.recordAttempt);
+  readonly applyReceipt = this.op('applyReceipt', deliveries.applyReceipt);
+  readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
+  readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);
 
   // ── contacts ────────────────────────────────────────────────────────────────
-
-  getContacts(userId: string): Promise<Contact[]> {
-    return this.guard('getContacts', () => incidents.getContacts(this.ctx, userId));
-  }
-  replaceContacts(userId: string, contacts: Contact[]): Promise<Contact[]> {
-    return this.guard('replaceContacts', () => incidents.replaceContacts(this.ctx, userId, contacts));
-  }
+  readonly getContacts = this.op('getContacts', contacts.getContacts);
+  readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
 
   // ── plumbing ────────────────────────────────────────────────────────────────
 
@@ -252,6 +199,11 @@ export class MongoStore implements Store {
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
     await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+  }
+
+  /** A module function bound to this store's context, behind guard(). */
+  private op<A extends unknown[], R>(name: string, fn: (ctx: Ctx, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return (...args) => this.guard(name, () => fn(this.ctx, ...args));
   }
 
   /** Closed store and lost connections become `Unavailable` (503, readiness false); the rest propagates. */

@@ -10,7 +10,7 @@
  * escalations stay pending and the next tick repairs them.
  */
 import { randomUUID } from 'node:crypto';
-import mongoose from 'mongoose';
+import mongoose, { type Model, type QueryFilter, type UpdateQuery, type UpdateWithAggregationPipeline } from 'mongoose';
 import { Unavailable } from '../../domain/errors.js';
 import { isWriteConcernError } from './errors.js';
 import type { Models } from './schemas.js';
@@ -53,6 +53,34 @@ export async function settle<D extends { lastOp?: string }>(write: Promise<D | n
     if (seen?.lastOp === op) return seen;
     throw unknownOutcome(err);
   }
+}
+
+export interface CasOne<D> {
+  /** the document and the states it may be changed from */
+  filter: QueryFilter<D>;
+  /** the change; it must set `lastOp` to `op` */
+  update: (op: string) => UpdateQuery<D> | UpdateWithAggregationPipeline;
+  /** finds our document again on the majority re-read (default: `filter`'s `_id`) */
+  reread?: (op: string) => QueryFilter<D>;
+  upsert?: boolean;
+  /** `update` is an aggregation pipeline */
+  pipeline?: boolean;
+}
+
+/** One tagged `findOneAndUpdate` (returning the document after), settled as above. */
+export function casOne<D extends { _id: string; lastOp?: string }>(ctx: Ctx, model: Model<D>, cas: CasOne<D>): Promise<D | null> {
+  const op = newOp();
+  const write = model
+    .findOneAndUpdate(cas.filter, cas.update(op), {
+      returnDocument: 'after',
+      writeConcern: ctx.wc,
+      ...(cas.upsert ? { upsert: true } : {}),
+      ...(cas.pipeline ? { updatePipeline: true } : {}),
+    })
+    .lean<D>()
+    .exec();
+  const reread = cas.reread?.(op) ?? ({ _id: cas.filter._id } as QueryFilter<D>);
+  return settle(write, () => model.findOne(reread).readConcern('majority').lean<D>().exec(), op);
 }
 
 /** Drop undefined values from an update's `$set` (absent fields stay absent; sparse indexes rely on it). */
