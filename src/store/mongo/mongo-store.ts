@@ -36,7 +36,7 @@ export interface MongoStoreOptions {
   clockRefreshMs?: number;
   /** how long ping() waits for the server (ms); default 2000 */
   pingTimeoutMs?: number;
-  /** debug hook: every command sent to the server (name and concerns, never the documents) */
+  /** debug hook: every command sent to the server (name and concerns, never the documents); monitoring is on only when given */
   onCommand?: (c: CommandInfo) => void;
 }
 
@@ -56,7 +56,6 @@ const dbInUri = (uri: string): string | undefined => /^mongodb(?:\+srv)?:\/\/[^/
 export class MongoStore implements Store {
   private readonly ctx: Ctx;
   private readonly clock: ServerClock;
-  private commands = 0;
   private closing: Promise<void> | undefined;
   private kind: Promise<ServerKind> | undefined;
 
@@ -67,10 +66,8 @@ export class MongoStore implements Store {
     const wc: WriteConcern = new mongoose.mongo.WriteConcern(settings.writeConcern, settings.writeTimeoutMs);
     this.clock = new ServerClock(() => this.serverTime(), settings.clockRefreshMs);
     this.ctx = { m: makeModels(conn), now: () => this.clock.now(), wc };
-    conn.getClient().on('commandStarted', (e) => {
-      this.commands++;
-      settings.onCommand?.({ name: e.commandName, writeConcern: e.command.writeConcern, readConcern: e.command.readConcern });
-    });
+    const { onCommand } = settings;
+    if (onCommand) conn.getClient().on('commandStarted', (e) => onCommand({ name: e.commandName, writeConcern: e.command.writeConcern, readConcern: e.command.readConcern }));
   }
 
   /** Connect, fail fast when no server answers, and build the indexes. */
@@ -83,7 +80,8 @@ export class MongoStore implements Store {
     const conn = mongoose.createConnection(s.uri, {
       dbName: s.dbName ?? dbInUri(s.uri) ?? 'vigil',
       serverSelectionTimeoutMS: s.serverSelectionTimeoutMs,
-      monitorCommands: true,
+      // command events are a debug hook: emitted only when someone listens
+      monitorCommands: s.onCommand !== undefined,
       bufferCommands: false,
       autoIndex: false,
       autoCreate: false,
@@ -108,11 +106,6 @@ export class MongoStore implements Store {
       throw new Error(`MongoDB at ${where}: building the indexes failed: ${why}`, { cause: err });
     }
     return store;
-  }
-
-  /** Commands sent to the server since connect (the round-trip counter). */
-  get roundTrips(): number {
-    return this.commands;
   }
 
   /** What answers on the other end, from `buildInfo` (FerretDB adds `ferretdbVersion`). */
