@@ -1,13 +1,12 @@
 /** Incident queries of the MongoDB store. */
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
 import type { ChangedSince } from '../port.js';
 import { toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { IncidentDoc } from './schemas.js';
 import { casOne, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
-
-const DEFAULT_LIMIT = 500;
 
 /**
  * Insert the incident, or return the one that exists: the unique index on timerId makes
@@ -60,7 +59,7 @@ export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus 
     ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ createdAt: 1, _id: 1 });
-  const limit = filter.limit ?? DEFAULT_LIMIT;
+  const limit = filter.limit ?? PAGE_SIZE;
   const docs = await sorted.limit(limit).batchSize(limit).lean<IncidentDoc[]>().exec();
   return docs.map(toIncident);
 }

@@ -6,6 +6,7 @@
  */
 import { Conflict } from '../../domain/errors.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
+import { PAGE_SIZE } from '../../domain/paging.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
@@ -14,7 +15,6 @@ import type { TimerDoc } from './schemas.js';
 import { casOne, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
 
 const live = { $in: [...LIVE] };
-const DEFAULT_LIMIT = 500;
 
 /** The idempotency scope: unambiguous for any user id and key (no separator to collide on). */
 const idemScope = (userId: string, key: string): string => JSON.stringify([userId, key]);
@@ -90,7 +90,7 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
     ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ startedAt: -1, _id: -1 });
-  const limit = filter.limit ?? DEFAULT_LIMIT;
+  const limit = filter.limit ?? PAGE_SIZE;
   const docs = await sorted.limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
   return docs.map(toTimer);
 }
