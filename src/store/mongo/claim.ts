@@ -1,14 +1,8 @@
 /**
- * Batched claim in three round trips whatever the batch size (each read asks for the
- * whole answer in its first reply, so no getMore follows; up to the 16 MiB reply cap):
- *   1. candidate ids matching `due`, oldest `order` first (majority read);
- *   2. one updateMany that re-checks `due` per document (each document update is atomic,
- *      so two claimers never both win one) and stamps a fresh claim token;
- *   3. read back what carries our token.
- * A candidate someone else took between 1 and 2 is simply not ours. If the updateMany's
- * write concern is not confirmed, the read-back uses readConcern majority: only committed
- * claims are returned; the others are picked up again later (by the caller's repair path
- * if they commit, as unclaimed if they roll back).
+ * Batched claim in three round trips whatever the batch size: (1) candidate ids, majority
+ * read; (2) one updateMany re-checking `due` per document (atomic each, so two claimers
+ * never both win one) and stamping a claim token; (3) read back what carries the token.
+ * If (2) is unconfirmed, (3) reads with majority: only committed claims are returned.
  */
 import type { Model, QueryFilter, UpdateQuery } from 'mongoose';
 import { isWriteConcernError } from './errors.js';

@@ -1,13 +1,9 @@
 /**
- * Cluster store: MongoDB through mongoose, on its own connection (never the global
- * mongoose singleton). Queries live in ./timers.ts, ./incidents.ts, ./deliveries.ts;
+ * Cluster store: MongoDB through mongoose on its own connection (never the global
+ * singleton). Queries live in ./timers.ts, ./incidents.ts, ./deliveries.ts, ./contacts.ts;
  * this file owns the connection, the clock, index builds and error translation.
- *
- *   const store = await MongoStore.connect({ uri: 'mongodb://h1,h2,h3/vigil?replicaSet=rs0' });
- *
- * Every write carries the configured write concern (default "majority"); the sweep's and
- * the dispatcher's reads use readConcern "majority", so they never act on data that a
- * failover could roll back. See docs/mongodb.md.
+ * Every write carries the configured write concern; reads that drive escalation use
+ * readConcern majority, so they never act on data a failover could roll back.
  */
 import mongoose, { type Connection } from 'mongoose';
 import { Invalid, Unavailable } from '../../domain/errors.js';

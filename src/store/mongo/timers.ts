@@ -5,8 +5,8 @@
  * unique "one live timer" index.
  */
 import { Conflict } from '../../domain/errors.js';
-import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
+import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
@@ -22,17 +22,11 @@ const idemScope = (userId: string, key: string): string => JSON.stringify([userI
 const byIdMajority = (ctx: Ctx, id: string) => () => ctx.m.timers.findById(id).readConcern('majority').lean<TimerDoc>().exec();
 
 /**
- * Arm without a multi-document transaction (FerretDB has none, and we do not need one):
- * the idempotency claim lives IN the timer document (`idemScope`, unique sparse index),
- * so ONE insert is checked atomically against both unique indexes — "one live timer per
- * person" (`liveUser`) and "one timer per Idempotency-Key" (`idemScope`). There is no
- * second record to insert, hence no window where a crash leaves a timer without its key
- * or a key without its timer, and nothing to roll back when a concurrent request wins.
- *
- * When the insert is refused we look up why (FerretDB's E11000 does not name the index):
- * the key first (a replay wins over "already live", as in the SQLite adapter), then the
- * live timer. If neither is there any more (the live timer was resolved in between),
- * the insert is retried.
+ * Arm without a transaction (FerretDB has none): the idempotency claim lives in the timer
+ * document, so one insert is checked against both unique indexes, "one live timer per
+ * person" (`liveUser`) and "one timer per key" (`idemScope`), with nothing to roll back.
+ * When refused, look up why (FerretDB's E11000 does not name the index): the key first
+ * (a replay wins over "already live"), then the live timer; if neither is left, retry.
  */
 export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult> {
   const now = await ctx.now();
@@ -136,7 +130,10 @@ export async function resolveTimer(ctx: Ctx, id: string, userId: string, to: 'sa
   return d ? toTimer(d) : null;
 }
 
-/** Batched claim (./claim.ts): live and due → expired with escalation pending; uncommitted claims are found by pendingEscalations later. */
+/**
+ * Batched claim (./claim.ts): live and due → expired, escalation pending. A claim whose
+ * commit was unconfirmed is found by pendingEscalations once it commits.
+ */
 export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Promise<Timer[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();

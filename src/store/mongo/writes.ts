@@ -1,13 +1,8 @@
 /**
- * What every query module of the MongoDB store shares: the models, the server clock, the
- * write concern, and the rule for writes whose write concern was not confirmed.
- *
- * Outcome-unknown rule: a write whose write concern times out (or fails) reached the
- * primary but may still replicate or be rolled back. We re-read with readConcern
- * "majority": if our write (tagged with a fresh `lastOp` token) is visible there, it is
- * committed and we go on; otherwise we refuse to guess and throw `Unavailable`
- * (HTTP 503). Every caller is safe to retry: commands answer with the current state,
- * escalations stay pending and the next tick repairs them.
+ * What the query modules of the MongoDB store share. A write whose write concern was not
+ * confirmed may still commit or roll back: we re-read with readConcern majority and go on
+ * only if our write (tagged with a fresh `lastOp`) is there, else throw `Unavailable`
+ * (503). Every caller is safe to retry; escalations stay pending and are repaired.
  */
 import { randomUUID } from 'node:crypto';
 import mongoose, { type Model, type QueryFilter, type UpdateQuery, type UpdateWithAggregationPipeline } from 'mongoose';
