@@ -2,10 +2,11 @@
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { DeliveryOutcome, NewDelivery } from '../port.js';
+import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { DeliveryDoc } from './schemas.js';
-import { insertOptions, newOp, noneWanted, settle, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, insertOptions, noneWanted, unknownOutcome, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
 
@@ -64,65 +65,38 @@ export async function getDelivery(ctx: Ctx, key: string): Promise<Delivery | nul
   return d ? toDelivery(d) : null;
 }
 
-/**
- * Lease due deliveries in three round trips per batch, like the timer claim: candidate
- * keys (majority read; each branch of the $or has its own index), one updateMany that
- * re-checks due-ness per document and counts the attempt, read back by claim token.
- */
+/** Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again. */
 export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number): Promise<Delivery[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();
-  const due = {
-    $or: [
-      { status: 'pending' as const, nextAttemptAt: { $lte: now } },
-      { status: 'sending' as const, leaseUntil: { $lte: now } },
-    ],
-  };
-  const candidates = await ctx.m.deliveries
-    .find(due, { _id: 1 })
-    .sort({ nextAttemptAt: 1 })
-    .limit(limit)
-    .batchSize(limit)
-    .readConcern('majority')
-    .lean<Pick<DeliveryDoc, '_id'>[]>()
-    .exec();
-  if (candidates.length === 0) return [];
-  const keys = candidates.map((c) => c._id);
-  const claimToken = newOp();
-  let unconfirmed = false;
-  try {
-    await ctx.m.deliveries
-      .updateMany(
-        { _id: { $in: keys }, ...due },
-        { $set: { status: 'sending', leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now, claimToken, lastOp: claimToken }, $inc: { attempts: 1 } },
-        { writeConcern: ctx.wc },
-      )
-      .exec();
-  } catch (err) {
-    // unconfirmed: lease only what a majority has seen; the rest lapses and is claimed again
-    if (!isWriteConcernError(err)) throw err;
-    unconfirmed = true;
-  }
-  const q = ctx.m.deliveries.find({ _id: { $in: keys }, claimToken }).sort({ nextAttemptAt: 1, _id: 1 }).limit(keys.length).batchSize(keys.length);
-  const mine = await (unconfirmed ? q.readConcern('majority') : q).lean<DeliveryDoc[]>().exec();
+  const mine = await claimBatch(ctx, ctx.m.deliveries, {
+    // each branch of the $or has its own index
+    due: {
+      $or: [
+        { status: 'pending' as const, nextAttemptAt: { $lte: now } },
+        { status: 'sending' as const, leaseUntil: { $lte: now } },
+      ],
+    },
+    order: 'nextAttemptAt',
+    limit,
+    update: { $set: { status: 'sending', leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now }, $inc: { attempts: 1 } },
+  });
   return mine.map(toDelivery);
 }
 
 /** CAS sending(attempt) → outcome; a lapsed and re-claimed lease has another attempt number. */
 export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: DeliveryOutcome): Promise<Delivery | null> {
   const now = await ctx.now();
-  const op = newOp();
-  const set: Partial<DeliveryDoc> = { status: o.status, carrier: o.carrier, updatedAt: now, lastOp: op };
+  const set: Partial<DeliveryDoc> = { status: o.status, carrier: o.carrier, updatedAt: now };
   if (o.providerMessageId !== undefined) set.providerMessageId = o.providerMessageId;
   if (o.nextAttemptAt !== undefined) set.nextAttemptAt = o.nextAttemptAt;
   if (o.error !== undefined) set.lastError = o.error;
   const unset: Record<string, 1> = { leaseUntil: 1, claimToken: 1 };
   if (o.error === undefined) unset.lastError = 1;
-  const write = ctx.m.deliveries
-    .findOneAndUpdate({ _id: key, status: 'sending', attempts: attempt }, { $set: set, $unset: unset }, { returnDocument: 'after', writeConcern: ctx.wc })
-    .lean<DeliveryDoc>()
-    .exec();
-  const d = await settle(write, () => ctx.m.deliveries.findById(key).readConcern('majority').lean<DeliveryDoc>().exec(), op);
+  const d = await casOne(ctx, ctx.m.deliveries, {
+    filter: { _id: key, status: 'sending', attempts: attempt },
+    update: (op) => ({ $set: { ...set, lastOp: op }, $unset: unset }),
+  });
   return d ? toDelivery(d) : null;
 }
 
@@ -130,16 +104,12 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
 export async function applyReceipt(ctx: Ctx, providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null> {
   if (from.length === 0) return null;
   const now = await ctx.now();
-  const op = newOp();
-  const write = ctx.m.deliveries
-    .findOneAndUpdate(
-      { providerMessageId, status: { $in: [...from] } },
-      { $set: { status: to, updatedAt: now, lastOp: op } },
-      { returnDocument: 'after', writeConcern: ctx.wc },
-    )
-    .lean<DeliveryDoc>()
-    .exec();
-  const d = await settle(write, () => ctx.m.deliveries.findOne({ providerMessageId, lastOp: op }).readConcern('majority').lean<DeliveryDoc>().exec(), op);
+  const d = await casOne(ctx, ctx.m.deliveries, {
+    filter: { providerMessageId, status: { $in: [...from] } },
+    update: (op) => ({ $set: { status: to, updatedAt: now, lastOp: op } }),
+    // no id to find it by: our write is the one carrying our token
+    reread: (op) => ({ providerMessageId, lastOp: op }),
+  });
   return d ? toDelivery(d) : null;
 }
 

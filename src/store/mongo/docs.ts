@@ -3,13 +3,8 @@ import type { Contact } from '../../domain/contact.js';
 import type { Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { GeoPoint, Timer } from '../../domain/timer.js';
+import { compact } from '../compact.js';
 import type { DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
-
-/** Drop undefined fields so records compare equal across adapters. */
-function compact<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 const point = (p: GeoPoint | undefined): GeoPoint | undefined => (p ? { lat: p.lat, lng: p.lng } : undefined);
 

@@ -1,14 +1,12 @@
-/** Incident and contact queries of the MongoDB store. */
-import type { Contact } from '../../domain/contact.js';
+/** Incident queries of the MongoDB store. */
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
 import type { ChangedSince } from '../port.js';
-import { toContact, toIncident } from './docs.js';
+import { toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
-import type { ContactsDoc, IncidentDoc } from './schemas.js';
-import { defined, insertOptions, newOp, noneWanted, settle, unknownOutcome, type Ctx } from './writes.js';
-
-const DEFAULT_LIMIT = 500;
+import type { IncidentDoc } from './schemas.js';
+import { casOne, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
 
 /**
  * Insert the incident, or return the one that exists: the unique index on timerId makes
@@ -54,14 +52,14 @@ export async function incidentForTimer(ctx: Ctx, timerId: string): Promise<Incid
   return d ? toIncident(d) : null;
 }
 
-export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus } & ChangedSince): Promise<Incident[]> {
+export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus } & ChangedSince = {}): Promise<Incident[]> {
   if (noneWanted(filter.limit)) return [];
   const q = ctx.m.incidents.find({
     ...(filter.status ? { status: filter.status } : {}),
     ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ createdAt: 1, _id: 1 });
-  const limit = filter.limit ?? DEFAULT_LIMIT;
+  const limit = filter.limit ?? PAGE_SIZE;
   const docs = await sorted.limit(limit).batchSize(limit).lean<IncidentDoc[]>().exec();
   return docs.map(toIncident);
 }
@@ -70,37 +68,10 @@ export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus 
 export async function transitionIncident(ctx: Ctx, id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
   if (from.length === 0) return null;
   const now = await ctx.now();
-  const op = newOp();
   const stamp = to === 'acknowledged' ? { acknowledgedAt: now, acknowledgedBy: by } : { resolvedAt: now, resolvedBy: by };
-  const write = ctx.m.incidents
-    .findOneAndUpdate(
-      { _id: id, status: { $in: [...from] } },
-      { $set: { status: to, updatedAt: now, lastOp: op, ...stamp } },
-      { returnDocument: 'after', writeConcern: ctx.wc },
-    )
-    .lean<IncidentDoc>()
-    .exec();
-  const d = await settle(write, () => ctx.m.incidents.findById(id).readConcern('majority').lean<IncidentDoc>().exec(), op);
+  const d = await casOne(ctx, ctx.m.incidents, {
+    filter: { _id: id, status: { $in: [...from] } },
+    update: (op) => ({ $set: { status: to, updatedAt: now, lastOp: op, ...stamp } }),
+  });
   return d ? toIncident(d) : null;
-}
-
-export async function getContacts(ctx: Ctx, userId: string): Promise<Contact[]> {
-  const d = await ctx.m.contacts.findById(userId).lean<ContactsDoc>().exec();
-  return d ? d.contacts.map(toContact) : [];
-}
-
-/** One document per person: replacing the whole list is one atomic single-document upsert. */
-export async function replaceContacts(ctx: Ctx, userId: string, contacts: Contact[]): Promise<Contact[]> {
-  const now = await ctx.now();
-  const op = newOp();
-  const write = ctx.m.contacts
-    .findOneAndUpdate(
-      { _id: userId },
-      { $set: { contacts: contacts.map(toContact), updatedAt: now, lastOp: op } },
-      { upsert: true, returnDocument: 'after', writeConcern: ctx.wc },
-    )
-    .lean<ContactsDoc>()
-    .exec();
-  const d = await settle(write, () => ctx.m.contacts.findById(userId).readConcern('majority').lean<ContactsDoc>().exec(), op);
-  return d ? d.contacts.map(toContact) : [];
 }

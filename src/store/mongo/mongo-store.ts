@@ -1,24 +1,17 @@
 /**
- * Cluster store: MongoDB through mongoose, on its own connection (never the global
- * mongoose singleton). Queries live in ./timers.ts, ./incidents.ts, ./deliveries.ts;
+ * Cluster store: MongoDB through mongoose on its own connection (never the global
+ * singleton). Queries live in ./timers.ts, ./incidents.ts, ./deliveries.ts, ./contacts.ts;
  * this file owns the connection, the clock, index builds and error translation.
- *
- *   const store = await MongoStore.connect({ uri: 'mongodb://h1,h2,h3/vigil?replicaSet=rs0' });
- *
- * Every write carries the configured write concern (default "majority"); the sweep's and
- * the dispatcher's reads use readConcern "majority", so they never act on data that a
- * failover could roll back. See docs/mongodb.md.
+ * Every write carries the configured write concern; reads that drive escalation use
+ * readConcern majority, so they never act on data a failover could roll back.
  */
 import mongoose, { type Connection } from 'mongoose';
-import type { Contact } from '../../domain/contact.js';
-import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import { Invalid, Unavailable } from '../../domain/errors.js';
-import type { Incident, IncidentStatus } from '../../domain/incident.js';
-import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, NewDelivery, NewTimer, Store } from '../port.js';
+import type { Store } from '../port.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
+import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
@@ -39,7 +32,7 @@ export interface MongoStoreOptions {
   clockRefreshMs?: number;
   /** how long ping() waits for the server (ms); default 2000 */
   pingTimeoutMs?: number;
-  /** debug hook: every command sent to the server (name and concerns, never the documents) */
+  /** debug hook: every command sent to the server (name and concerns, never the documents); monitoring is on only when given */
   onCommand?: (c: CommandInfo) => void;
 }
 
@@ -59,7 +52,6 @@ const dbInUri = (uri: string): string | undefined => /^mongodb(?:\+srv)?:\/\/[^/
 export class MongoStore implements Store {
   private readonly ctx: Ctx;
   private readonly clock: ServerClock;
-  private commands = 0;
   private closing: Promise<void> | undefined;
   private kind: Promise<ServerKind> | undefined;
 
@@ -70,10 +62,8 @@ export class MongoStore implements Store {
     const wc: WriteConcern = new mongoose.mongo.WriteConcern(settings.writeConcern, settings.writeTimeoutMs);
     this.clock = new ServerClock(() => this.serverTime(), settings.clockRefreshMs);
     this.ctx = { m: makeModels(conn), now: () => this.clock.now(), wc };
-    conn.getClient().on('commandStarted', (e) => {
-      this.commands++;
-      settings.onCommand?.({ name: e.commandName, writeConcern: e.command.writeConcern, readConcern: e.command.readConcern });
-    });
+    const { onCommand } = settings;
+    if (onCommand) conn.getClient().on('commandStarted', (e) => onCommand({ name: e.commandName, writeConcern: e.command.writeConcern, readConcern: e.command.readConcern }));
   }
 
   /** Connect, fail fast when no server answers, and build the indexes. */
@@ -86,7 +76,8 @@ export class MongoStore implements Store {
     const conn = mongoose.createConnection(s.uri, {
       dbName: s.dbName ?? dbInUri(s.uri) ?? 'vigil',
       serverSelectionTimeoutMS: s.serverSelectionTimeoutMs,
-      monitorCommands: true,
+      // command events are a debug hook: emitted only when someone listens
+      monitorCommands: s.onCommand !== undefined,
       bufferCommands: false,
       autoIndex: false,
       autoCreate: false,
@@ -111,11 +102,6 @@ export class MongoStore implements Store {
       throw new Error(`MongoDB at ${where}: building the indexes failed: ${why}`, { cause: err });
     }
     return store;
-  }
-
-  /** Commands sent to the server since connect (the round-trip counter). */
-  get roundTrips(): number {
-    return this.commands;
   }
 
   /** What answers on the other end, from `buildInfo` (FerretDB adds `ferretdbVersion`). */
@@ -149,89 +135,39 @@ export class MongoStore implements Store {
     return this.closing;
   }
 
-  // ── timers ──────────────────────────────────────────────────────────────────
+  // The port's operations: each is a module function on this store's context, wrapped in guard().
 
-  armTimer(t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult> {
-    return this.guard('armTimer', () => timers.armTimer(this.ctx, t, idem));
-  }
-  getTimer(id: string, userId?: string): Promise<Timer | null> {
-    return this.guard('getTimer', () => timers.getTimer(this.ctx, id, userId));
-  }
-  listTimers(userId: string, filter: { status?: TimerStatus } & ChangedSince = {}): Promise<Timer[]> {
-    return this.guard('listTimers', () => timers.listTimers(this.ctx, userId, filter));
-  }
-  extendTimer(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Promise<Timer | null> {
-    return this.guard('extendTimer', () => timers.extendTimer(this.ctx, id, userId, seconds, caps));
-  }
-  resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
-    return this.guard('resolveTimer', () => timers.resolveTimer(this.ctx, id, userId, to));
-  }
-  claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
-    return this.guard('claimDueTimers', () => timers.claimDueTimers(this.ctx, limit, fence));
-  }
-  pendingEscalations(limit: number): Promise<Timer[]> {
-    return this.guard('pendingEscalations', () => timers.pendingEscalations(this.ctx, limit));
-  }
-  markEscalated(timerId: string, incidentId: string): Promise<boolean> {
-    return this.guard('markEscalated', () => timers.markEscalated(this.ctx, timerId, incidentId));
-  }
-  overdue(): Promise<{ count: number; oldest?: Date }> {
-    return this.guard('overdue', () => timers.overdue(this.ctx));
-  }
+  // ── timers ──────────────────────────────────────────────────────────────────
+  readonly armTimer = this.op('armTimer', timers.armTimer);
+  readonly getTimer = this.op('getTimer', timers.getTimer);
+  readonly listTimers = this.op('listTimers', timers.listTimers);
+  readonly extendTimer = this.op('extendTimer', timers.extendTimer);
+  readonly resolveTimer = this.op('resolveTimer', timers.resolveTimer);
+  readonly claimDueTimers = this.op('claimDueTimers', timers.claimDueTimers);
+  readonly pendingEscalations = this.op('pendingEscalations', timers.pendingEscalations);
+  readonly markEscalated = this.op('markEscalated', timers.markEscalated);
+  readonly overdue = this.op('overdue', timers.overdue);
 
   // ── incidents ───────────────────────────────────────────────────────────────
-
-  openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {
-    return this.guard('openIncident', () => incidents.openIncident(this.ctx, timer, fence, id));
-  }
-  getIncident(id: string): Promise<Incident | null> {
-    return this.guard('getIncident', () => incidents.getIncident(this.ctx, id));
-  }
-  incidentForTimer(timerId: string): Promise<Incident | null> {
-    return this.guard('incidentForTimer', () => incidents.incidentForTimer(this.ctx, timerId));
-  }
-  listIncidents(filter: { status?: IncidentStatus } & ChangedSince = {}): Promise<Incident[]> {
-    return this.guard('listIncidents', () => incidents.listIncidents(this.ctx, filter));
-  }
-  transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
-    return this.guard('transitionIncident', () => incidents.transitionIncident(this.ctx, id, from, to, by));
-  }
+  readonly openIncident = this.op('openIncident', incidents.openIncident);
+  readonly getIncident = this.op('getIncident', incidents.getIncident);
+  readonly incidentForTimer = this.op('incidentForTimer', incidents.incidentForTimer);
+  readonly listIncidents = this.op('listIncidents', incidents.listIncidents);
+  readonly transitionIncident = this.op('transitionIncident', incidents.transitionIncident);
 
   // ── deliveries ──────────────────────────────────────────────────────────────
-
-  addDeliveries(incident: Incident, list: NewDelivery[]): Promise<Delivery[]> {
-    return this.guard('addDeliveries', () => deliveries.addDeliveries(this.ctx, incident, list));
-  }
-  deliveriesFor(incidentIds: string[]): Promise<Delivery[]> {
-    return this.guard('deliveriesFor', () => deliveries.deliveriesFor(this.ctx, incidentIds));
-  }
-  getDelivery(key: string): Promise<Delivery | null> {
-    return this.guard('getDelivery', () => deliveries.getDelivery(this.ctx, key));
-  }
-  claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]> {
-    return this.guard('claimDeliveries', () => deliveries.claimDeliveries(this.ctx, limit, leaseMs));
-  }
-  recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null> {
-    return this.guard('recordAttempt', () => deliveries.recordAttempt(this.ctx, key, attempt, outcome));
-  }
-  applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null> {
-    return this.guard('applyReceipt', () => deliveries.applyReceipt(this.ctx, providerMessageId, to, from));
-  }
-  countDeliveriesSince(userId: string, since: Date): Promise<number> {
-    return this.guard('countDeliveriesSince', () => deliveries.countDeliveriesSince(this.ctx, userId, since));
-  }
-  deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }> {
-    return this.guard('deliveryBacklog', () => deliveries.deliveryBacklog(this.ctx));
-  }
+  readonly addDeliveries = this.op('addDeliveries', deliveries.addDeliveries);
+  readonly deliveriesFor = this.op('deliveriesFor', deliveries.deliveriesFor);
+  readonly getDelivery = this.op('getDelivery', deliveries.getDelivery);
+  readonly claimDeliveries = this.op('claimDeliveries', deliveries.claimDeliveries);
+  readonly recordAttempt = this.op('recordAttempt', deliveries.recordAttempt);
+  readonly applyReceipt = this.op('applyReceipt', deliveries.applyReceipt);
+  readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
+  readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);
 
   // ── contacts ────────────────────────────────────────────────────────────────
-
-  getContacts(userId: string): Promise<Contact[]> {
-    return this.guard('getContacts', () => incidents.getContacts(this.ctx, userId));
-  }
-  replaceContacts(userId: string, contacts: Contact[]): Promise<Contact[]> {
-    return this.guard('replaceContacts', () => incidents.replaceContacts(this.ctx, userId, contacts));
-  }
+  readonly getContacts = this.op('getContacts', contacts.getContacts);
+  readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
 
   // ── plumbing ────────────────────────────────────────────────────────────────
 
@@ -252,6 +188,11 @@ export class MongoStore implements Store {
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
     await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+  }
+
+  /** A module function bound to this store's context, behind guard(). */
+  private op<A extends unknown[], R>(name: string, fn: (ctx: Ctx, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return (...args) => this.guard(name, () => fn(this.ctx, ...args));
   }
 
   /** Closed store and lost connections become `Unavailable` (503, readiness false); the rest propagates. */

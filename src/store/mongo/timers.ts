@@ -5,15 +5,16 @@
  * unique "one live timer" index.
  */
 import { Conflict } from '../../domain/errors.js';
+import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
+import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { TimerDoc } from './schemas.js';
-import { defined, insertOptions, newOp, noneWanted, settle, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
 
 const live = { $in: [...LIVE] };
-const DEFAULT_LIMIT = 500;
 
 /** The idempotency scope: unambiguous for any user id and key (no separator to collide on). */
 const idemScope = (userId: string, key: string): string => JSON.stringify([userId, key]);
@@ -21,17 +22,11 @@ const idemScope = (userId: string, key: string): string => JSON.stringify([userI
 const byIdMajority = (ctx: Ctx, id: string) => () => ctx.m.timers.findById(id).readConcern('majority').lean<TimerDoc>().exec();
 
 /**
- * Arm without a multi-document transaction (FerretDB has none, and we do not need one):
- * the idempotency claim lives IN the timer document (`idemScope`, unique sparse index),
- * so ONE insert is checked atomically against both unique indexes — "one live timer per
- * person" (`liveUser`) and "one timer per Idempotency-Key" (`idemScope`). There is no
- * second record to insert, hence no window where a crash leaves a timer without its key
- * or a key without its timer, and nothing to roll back when a concurrent request wins.
- *
- * When the insert is refused we look up why (FerretDB's E11000 does not name the index):
- * the key first (a replay wins over "already live", as in the SQLite adapter), then the
- * live timer. If neither is there any more (the live timer was resolved in between),
- * the insert is retried.
+ * Arm without a transaction (FerretDB has none): the idempotency claim lives in the timer
+ * document, so one insert is checked against both unique indexes, "one live timer per
+ * person" (`liveUser`) and "one timer per key" (`idemScope`), with nothing to roll back.
+ * When refused, look up why (FerretDB's E11000 does not name the index): the key first
+ * (a replay wins over "already live"), then the live timer; if neither is left, retry.
  */
 export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult> {
   const now = await ctx.now();
@@ -81,7 +76,7 @@ export async function getTimer(ctx: Ctx, id: string, userId?: string): Promise<T
   return d ? toTimer(d) : null;
 }
 
-export async function listTimers(ctx: Ctx, userId: string, filter: { status?: TimerStatus } & ChangedSince): Promise<Timer[]> {
+export async function listTimers(ctx: Ctx, userId: string, filter: { status?: TimerStatus } & ChangedSince = {}): Promise<Timer[]> {
   if (noneWanted(filter.limit)) return [];
   const q = ctx.m.timers.find({
     userId,
@@ -89,7 +84,7 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
     ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ startedAt: -1, _id: -1 });
-  const limit = filter.limit ?? DEFAULT_LIMIT;
+  const limit = filter.limit ?? PAGE_SIZE;
   const docs = await sorted.limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
   return docs.map(toTimer);
 }
@@ -108,91 +103,46 @@ export async function extendTimer(
   caps: { maxExtensions: number; maxTotalSeconds: number },
 ): Promise<Timer | null> {
   const now = await ctx.now();
-  const op = newOp();
   const ms = seconds * 1000;
-  const write = ctx.m.timers
-    .findOneAndUpdate(
-      {
-        _id: id,
-        userId,
-        status: live,
-        expiresAt: { $gt: now },
-        extensions: { $lt: caps.maxExtensions },
-        // (expiresAt + ms) − startedAt ≤ maxTotal
-        $expr: { $lte: [{ $subtract: ['$expiresAt', '$startedAt'] }, caps.maxTotalSeconds * 1000 - ms] },
-      },
-      [{ $set: { expiresAt: { $add: ['$expiresAt', ms] }, status: { $literal: 'extended' }, extensions: { $add: ['$extensions', 1] }, updatedAt: now, lastOp: { $literal: op } } }],
-      { updatePipeline: true, returnDocument: 'after', writeConcern: ctx.wc },
-    )
-    .lean<TimerDoc>()
-    .exec();
-  const d = await settle(write, byIdMajority(ctx, id), op);
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: {
+      _id: id,
+      userId,
+      status: live,
+      expiresAt: { $gt: now },
+      extensions: { $lt: caps.maxExtensions },
+      // (expiresAt + ms) − startedAt ≤ maxTotal
+      $expr: { $lte: [{ $subtract: ['$expiresAt', '$startedAt'] }, caps.maxTotalSeconds * 1000 - ms] },
+    },
+    update: (op) => [{ $set: { expiresAt: { $add: ['$expiresAt', ms] }, status: { $literal: 'extended' }, extensions: { $add: ['$extensions', 1] }, updatedAt: now, lastOp: { $literal: op } } }],
+    pipeline: true,
+  });
   return d ? toTimer(d) : null;
 }
 
 /** CAS live → safe | cancelled. */
 export async function resolveTimer(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
   const now = await ctx.now();
-  const op = newOp();
-  const write = ctx.m.timers
-    .findOneAndUpdate(
-      { _id: id, userId, status: live },
-      { $set: { status: to, resolvedAt: now, updatedAt: now, lastOp: op }, $unset: { liveUser: 1 } },
-      { returnDocument: 'after', writeConcern: ctx.wc },
-    )
-    .lean<TimerDoc>()
-    .exec();
-  const d = await settle(write, byIdMajority(ctx, id), op);
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: id, userId, status: live },
+    update: (op) => ({ $set: { status: to, resolvedAt: now, updatedAt: now, lastOp: op }, $unset: { liveUser: 1 } }),
+  });
   return d ? toTimer(d) : null;
 }
 
 /**
- * Batched claim in three round trips whatever the batch size (each read asks for the
- * whole answer in its first reply, so no getMore follows; up to the 16 MiB reply cap):
- *   1. candidate ids through the {status, expiresAt} index (majority read, oldest first);
- *   2. one updateMany that re-checks "live and due" per document (each document update
- *      is atomic, so two sweepers never both win a timer) and stamps a fresh claim token;
- *   3. read back what carries our token.
- * A candidate someone else resolved or claimed between 1 and 2 is simply not ours.
- * If the updateMany's write concern is not confirmed, the read-back is done with
- * readConcern majority: only committed claims are escalated now; the others, if they
- * commit, are found by pendingEscalations on the next tick, and if they roll back the
- * timers are live again and get claimed again.
+ * Batched claim (./claim.ts): live and due → expired, escalation pending. A claim whose
+ * commit was unconfirmed is found by pendingEscalations once it commits.
  */
 export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Promise<Timer[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();
-  const due = { status: live, expiresAt: { $lte: now } };
-  // batchSize = limit: the whole answer comes in the first reply (no getMore), whatever N
-  const candidates = await ctx.m.timers
-    .find(due, { _id: 1 })
-    .sort({ expiresAt: 1 })
-    .limit(limit)
-    .batchSize(limit)
-    .readConcern('majority')
-    .lean<Pick<TimerDoc, '_id'>[]>()
-    .exec();
-  if (candidates.length === 0) return [];
-  const ids = candidates.map((c) => c._id);
-  const claimToken = newOp();
-  let unconfirmed = false;
-  try {
-    await ctx.m.timers
-      .updateMany(
-        { _id: { $in: ids }, ...due },
-        {
-          $set: { status: 'expired', escalation: 'pending', resolvedAt: now, updatedAt: now, expiredByFence: fence, claimToken, lastOp: claimToken },
-          $unset: { liveUser: 1 },
-        },
-        { writeConcern: ctx.wc },
-      )
-      .exec();
-  } catch (err) {
-    if (!isWriteConcernError(err)) throw err;
-    unconfirmed = true;
-  }
-  const q = ctx.m.timers.find({ _id: { $in: ids }, claimToken }).sort({ expiresAt: 1, _id: 1 }).limit(ids.length).batchSize(ids.length);
-  const mine = await (unconfirmed ? q.readConcern('majority') : q).lean<TimerDoc[]>().exec();
+  const mine = await claimBatch(ctx, ctx.m.timers, {
+    due: { status: live, expiresAt: { $lte: now } },
+    order: 'expiresAt',
+    limit,
+    update: { $set: { status: 'expired', escalation: 'pending', resolvedAt: now, updatedAt: now, expiredByFence: fence }, $unset: { liveUser: 1 } },
+  });
   return mine.map(toTimer);
 }
 
@@ -212,16 +162,10 @@ export async function pendingEscalations(ctx: Ctx, limit: number): Promise<Timer
 /** CAS escalation pending → done. */
 export async function markEscalated(ctx: Ctx, timerId: string, incidentId: string): Promise<boolean> {
   const now = await ctx.now();
-  const op = newOp();
-  const write = ctx.m.timers
-    .findOneAndUpdate(
-      { _id: timerId, escalation: 'pending' },
-      { $set: { escalation: 'done', incidentId, updatedAt: now, lastOp: op } },
-      { returnDocument: 'after', writeConcern: ctx.wc },
-    )
-    .lean<TimerDoc>()
-    .exec();
-  const d = await settle(write, byIdMajority(ctx, timerId), op);
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'pending' },
+    update: (op) => ({ $set: { escalation: 'done', incidentId, updatedAt: now, lastOp: op } }),
+  });
   return d !== null;
 }
 

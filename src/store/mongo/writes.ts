@@ -1,16 +1,11 @@
 /**
- * What every query module of the MongoDB store shares: the models, the server clock, the
- * write concern, and the rule for writes whose write concern was not confirmed.
- *
- * Outcome-unknown rule: a write whose write concern times out (or fails) reached the
- * primary but may still replicate or be rolled back. We re-read with readConcern
- * "majority": if our write (tagged with a fresh `lastOp` token) is visible there, it is
- * committed and we go on; otherwise we refuse to guess and throw `Unavailable`
- * (HTTP 503). Every caller is safe to retry: commands answer with the current state,
- * escalations stay pending and the next tick repairs them.
+ * What the query modules of the MongoDB store share. A write whose write concern was not
+ * confirmed may still commit or roll back: we re-read with readConcern majority and go on
+ * only if our write (tagged with a fresh `lastOp`) is there, else throw `Unavailable`
+ * (503). Every caller is safe to retry; escalations stay pending and are repaired.
  */
 import { randomUUID } from 'node:crypto';
-import mongoose from 'mongoose';
+import mongoose, { type Model, type QueryFilter, type UpdateQuery, type UpdateWithAggregationPipeline } from 'mongoose';
 import { Unavailable } from '../../domain/errors.js';
 import { isWriteConcernError } from './errors.js';
 import type { Models } from './schemas.js';
@@ -53,6 +48,34 @@ export async function settle<D extends { lastOp?: string }>(write: Promise<D | n
     if (seen?.lastOp === op) return seen;
     throw unknownOutcome(err);
   }
+}
+
+export interface CasOne<D> {
+  /** the document and the states it may be changed from */
+  filter: QueryFilter<D>;
+  /** the change; it must set `lastOp` to `op` */
+  update: (op: string) => UpdateQuery<D> | UpdateWithAggregationPipeline;
+  /** finds our document again on the majority re-read (default: `filter`'s `_id`) */
+  reread?: (op: string) => QueryFilter<D>;
+  upsert?: boolean;
+  /** `update` is an aggregation pipeline */
+  pipeline?: boolean;
+}
+
+/** One tagged `findOneAndUpdate` (returning the document after), settled as above. */
+export function casOne<D extends { _id: string; lastOp?: string }>(ctx: Ctx, model: Model<D>, cas: CasOne<D>): Promise<D | null> {
+  const op = newOp();
+  const write = model
+    .findOneAndUpdate(cas.filter, cas.update(op), {
+      returnDocument: 'after',
+      writeConcern: ctx.wc,
+      ...(cas.upsert ? { upsert: true } : {}),
+      ...(cas.pipeline ? { updatePipeline: true } : {}),
+    })
+    .lean<D>()
+    .exec();
+  const reread = cas.reread?.(op) ?? ({ _id: cas.filter._id } as QueryFilter<D>);
+  return settle(write, () => model.findOne(reread).readConcern('majority').lean<D>().exec(), op);
 }
 
 /** Drop undefined values from an update's `$set` (absent fields stay absent; sparse indexes rely on it). */

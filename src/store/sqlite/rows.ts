@@ -3,6 +3,7 @@ import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import type { EscalationState, Timer, TimerStatus } from '../../domain/timer.js';
+import { compact } from '../compact.js';
 
 export interface TimerRow {
   id: string;
@@ -70,12 +71,6 @@ export interface ContactRow {
 const date = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms));
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 const point = (lat: number | null, lng: number | null) => (lat === null || lng === null ? undefined : { lat, lng });
-
-/** Drop undefined fields so records compare equal across adapters. */
-function compact<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
-}
 
 export function toTimer(r: TimerRow): Timer {
   return compact({

@@ -1,0 +1,58 @@
+/**
+ * Batched claim in three round trips whatever the batch size: (1) candidate ids, majority
+ * read; (2) one updateMany re-checking `due` per document (atomic each, so two claimers
+ * never both win one) and stamping a claim token; (3) read back what carries the token.
+ * If (2) is unconfirmed, (3) reads with majority: only committed claims are returned.
+ */
+import type { Model, QueryFilter, UpdateQuery } from 'mongoose';
+import { isWriteConcernError } from './errors.js';
+import { newOp, type Ctx } from './writes.js';
+
+interface Claimable {
+  _id: string;
+  claimToken?: string;
+  lastOp?: string;
+}
+
+export async function claimBatch<D extends Claimable>(
+  ctx: Ctx,
+  model: Model<D>,
+  claim: {
+    due: QueryFilter<D>;
+    /** the date field candidates are taken by, oldest first */
+    order: keyof D & string;
+    /** > 0 (MongoDB reads 0 as no limit) */
+    limit: number;
+    /** the claim itself; the claim token (also as `lastOp`) is added to its `$set` */
+    update: UpdateQuery<D>;
+  },
+): Promise<D[]> {
+  const { due, order, limit } = claim;
+  // batchSize = limit: the whole answer comes in the first reply (no getMore), whatever N
+  const candidates = await model
+    .find(due, { _id: 1 })
+    .sort({ [order]: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .readConcern('majority')
+    .lean<Pick<D, '_id'>[]>()
+    .exec();
+  if (candidates.length === 0) return [];
+  const ids = candidates.map((c) => c._id);
+  const claimToken = newOp();
+  let unconfirmed = false;
+  try {
+    await model
+      .updateMany({ _id: { $in: ids }, ...due } as QueryFilter<D>, { ...claim.update, $set: { ...claim.update.$set, claimToken, lastOp: claimToken } }, { writeConcern: ctx.wc })
+      .exec();
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    unconfirmed = true;
+  }
+  const q = model
+    .find({ _id: { $in: ids }, claimToken } as QueryFilter<D>)
+    .sort({ [order]: 1, _id: 1 })
+    .limit(ids.length)
+    .batchSize(ids.length);
+  return (unconfirmed ? q.readConcern('majority') : q).lean<D[]>().exec();
+}

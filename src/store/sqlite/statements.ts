@@ -1,0 +1,92 @@
+/**
+ * Every SQL statement of the SQLite store, by name; prepared once when the store opens.
+ * Values are always bound parameters: a variable set of values is bound as one JSON
+ * array and read back with `json_each`. `('active','extended')` is the live status set.
+ */
+import type Database from 'better-sqlite3';
+
+export const SQL = Object.freeze({
+  ping: 'SELECT 1 AS ok',
+
+  // ── timers ──────────────────────────────────────────────────────────────────
+  idempotencyGet: 'SELECT fingerprint, timer_id FROM idempotency WHERE user_id = ? AND key = ?',
+  idempotencyInsert: 'INSERT INTO idempotency (user_id, key, fingerprint, timer_id, created_at) VALUES (?, ?, ?, ?, ?)',
+  timerById: 'SELECT * FROM timers WHERE id = ?',
+  timerByIdAndUser: 'SELECT * FROM timers WHERE id = ? AND user_id = ?',
+  liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
+  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name)
+    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, @now, @locationName, @lat, @lng, @displayName) RETURNING *`,
+  // one fixed statement per filter combination, so each keeps its index
+  timersNewest: 'SELECT * FROM timers WHERE user_id = @userId ORDER BY started_at DESC, id DESC LIMIT @limit',
+  timersNewestByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status ORDER BY started_at DESC, id DESC LIMIT @limit',
+  timersSince: 'SELECT * FROM timers WHERE user_id = @userId AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
+  timersSinceByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
+  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = @now
+    WHERE id = @id AND user_id = @userId AND status IN ('active','extended') AND expires_at > @now
+      AND extensions < @maxExtensions AND (expires_at + @ms - started_at) <= @maxTotalMs
+    RETURNING *`,
+  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = @now
+    WHERE id = @id AND user_id = @userId AND status IN ('active','extended') RETURNING *`,
+  timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = @now, expired_by_fence = @fence
+    WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
+      AND status IN ('active','extended') AND expires_at <= @now
+    RETURNING *`,
+  timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
+  timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = ? WHERE id = ? AND escalation = 'pending'",
+  timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
+
+  // ── incidents ───────────────────────────────────────────────────────────────
+  incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence)
+    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, @now, @locationName, @lat, @lng, @displayName, @fence)
+    ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
+  incidentById: 'SELECT * FROM incidents WHERE id = ?',
+  incidentByTimer: 'SELECT * FROM incidents WHERE timer_id = ?',
+  incidentsOldest: 'SELECT * FROM incidents ORDER BY created_at ASC, id ASC LIMIT @limit',
+  incidentsOldestByStatus: 'SELECT * FROM incidents WHERE status = @status ORDER BY created_at ASC, id ASC LIMIT @limit',
+  incidentsSince: 'SELECT * FROM incidents WHERE updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
+  incidentsSinceByStatus: 'SELECT * FROM incidents WHERE status = @status AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
+  // @from: JSON array of the allowed current statuses
+  incidentAcknowledge: `UPDATE incidents SET status = @to, updated_at = @now, acknowledged_at = @now, acknowledged_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  incidentResolve: `UPDATE incidents SET status = @to, updated_at = @now, resolved_at = @now, resolved_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+
+  // ── deliveries ──────────────────────────────────────────────────────────────
+  deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
+    VALUES (@key, @incidentId, @userId, @contactId, @contactName, @phone, @kind, @body, 'pending', 0, @now, @now, @now)
+    ON CONFLICT DO NOTHING`,
+  deliveriesOfIncident: 'SELECT * FROM deliveries WHERE incident_id = ? ORDER BY created_at, key',
+  // ?: JSON array of incident ids
+  deliveriesOfIncidents: 'SELECT * FROM deliveries WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, key',
+  deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
+  deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now
+    WHERE key IN (
+        SELECT key FROM deliveries
+        WHERE (status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now)
+        ORDER BY next_attempt_at LIMIT @limit)
+      AND ((status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now))
+    RETURNING *`,
+  deliveryRecordAttempt: `UPDATE deliveries SET status = @status, carrier = @carrier,
+      provider_message_id = COALESCE(@providerMessageId, provider_message_id), last_error = @error,
+      next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now
+    WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
+  // @from: JSON array of the allowed current statuses
+  deliveryApplyReceipt: `UPDATE deliveries SET status = @to, updated_at = @now
+    WHERE provider_message_id = @pid AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  deliveriesCountSince: 'SELECT COUNT(*) AS n FROM deliveries WHERE user_id = ? AND created_at > ?',
+  deliveriesOpen: "SELECT COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM deliveries WHERE status IN ('pending','sending')",
+  deliveriesDead: "SELECT COUNT(*) AS n FROM deliveries WHERE status = 'dead'",
+
+  // ── contacts ────────────────────────────────────────────────────────────────
+  contactsOfUser: 'SELECT id, name, phone FROM contacts WHERE user_id = ? ORDER BY position',
+  contactsDelete: 'DELETE FROM contacts WHERE user_id = ?',
+  contactInsert: 'INSERT INTO contacts (user_id, position, id, name, phone) VALUES (?, ?, ?, ?, ?)',
+});
+
+export type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
+
+export function prepareAll(db: Database.Database): Statements {
+  const out = {} as Record<keyof typeof SQL, Database.Statement>;
+  for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) out[name] = db.prepare(SQL[name]);
+  return Object.freeze(out);
+}
