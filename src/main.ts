@@ -7,6 +7,7 @@ import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
+import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { makeLimits } from './domain/limits.js';
@@ -14,7 +15,6 @@ import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
 import { receiptRoutes } from './http/routes/receipts.js';
-import { SmsCaps } from './sms/limits.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
 import { createLogger, type Logger } from './log.js';
@@ -143,8 +143,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       else res.writeHead(503).end();
     });
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
-    const smsCaps = new SmsCaps(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay, log, metrics });
-    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsCaps);
+    const smsBudget = new SmsBudget(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay }, { log, metrics });
+    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
@@ -189,7 +189,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       });
     });
 
-    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsCaps);
+    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsBudget);
     const sweeper = new Sweeper(store, lock, escalator, metrics, log, {
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
