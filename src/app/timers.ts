@@ -10,10 +10,12 @@ import { checkDuration, type TimerLimits } from '../domain/limits.js';
 import { allClearMessage } from '../domain/messages.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
-import { incidentEvent, timerEvent, timerView, type EventPublisher } from '../realtime/events.js';
+import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { nextCursor } from './cursor.js';
 import { newId } from './ids.js';
 import type { SmsBudget } from './sms-budget.js';
+import { timerView } from './views.js';
 
 export interface ArmInput {
   durationSeconds: number;
@@ -30,18 +32,6 @@ export interface CommandResult {
   timer: Timer;
   /** set when I'm-safe arrived after the SOS */
   incident?: Incident;
-}
-
-/**
- * Where the next `since` read should start. A full page of changes resumes from the last
- * record returned (it may come again, never skipped); otherwise from the store time read
- * before the query. Records sharing one millisecond beyond a full page need a larger `limit`.
- */
-export function nextCursor(rows: { updatedAt: Date }[], filter: { since?: Date; limit?: number }, now: Date): { cursor: Date; more: boolean } {
-  const last = rows.at(-1);
-  const more = rows.length >= (filter.limit ?? 500);
-  if (filter.since && last && more) return { cursor: new Date(last.updatedAt.getTime() - 1), more };
-  return { cursor: now, more };
 }
 
 const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 import { startVigil, type Vigil } from '../../src/main.js';
 import type { Carrier, OutgoingSms, SendResult } from '../../src/sms/port.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 import { HTTP_METHODS, openapiDocument, type OpenApiDocument, type Operation } from '../../src/http/openapi.js';
 import { startVigil, type Vigil } from '../../src/main.js';
 
