@@ -49,6 +49,8 @@ export interface Vigil {
   sweeper: Sweeper;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
+  /** start the sweep and dispatch ticks; until then nothing sweeps or sends on its own */
+  startTicks(): void;
   /** graceful stop; safe to call twice */
   stop(): Promise<void>;
 }
@@ -58,8 +60,6 @@ export interface Overrides {
   carrier?: Carrier;
   lock?: Lock;
   logger?: Logger;
-  /** do not start the cron ticks (tests drive sweeps by hand) */
-  manualTicks?: boolean;
 }
 
 async function openStore(config: Config, log: Logger): Promise<Store> {
@@ -202,7 +202,6 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
-    if (!o.manualTicks) scheduler.start();
     cleanups.push(() => scheduler.stop());
 
     const port = (http.address() as AddressInfo).port;
@@ -218,7 +217,13 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
         await closeAll();
         log.info('shutdown complete');
       })());
-    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, stop };
+    let ticking = false;
+    const startTicks = () => {
+      if (ticking || stopping) return;
+      ticking = true;
+      scheduler.start();
+    };
+    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, startTicks, stop };
   } catch (err) {
     await closeAll();
     throw err;
@@ -237,6 +242,7 @@ async function runFromCommandLine(): Promise<void> {
     process.stderr.write(`Vigil could not start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });
+  vigil.startTicks();
   if (config.mode === 'embedded') {
     process.stderr.write(
       `\nVigil is running on ${vigil.url} (embedded: ${config.sqliteFile})\n` +

@@ -19,7 +19,8 @@
  * out at the primary (and may have been accepted there) and then goes to the secondary can
  * reach the contact twice. For an SOS that is preferred to not reaching them.
  */
-import type { Carrier, OutgoingSms, SendResult } from './port.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { Carrier, OutgoingSms } from './port.js';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -62,14 +63,14 @@ export class FailoverCarrier implements Carrier {
     return this.trialInFlight || this.opts.now() >= this.openUntil ? 'half_open' : 'open';
   }
 
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     const route = this.route();
     if (route === 'secondary') return this.viaSecondary(sms);
     if (route === 'trial') {
       this.trialInFlight = true;
       this.opts.onStateChange('half_open');
     }
-    let result: SendResult;
+    let result: AttemptResult;
     try {
       result = await safeSend(this.primary, sms);
     } finally {
@@ -109,14 +110,14 @@ export class FailoverCarrier implements Carrier {
    * SOS into a permanent failure, so they come back retryable and the dispatcher retries —
    * on the primary once the circuit closes.
    */
-  private async viaSecondary(sms: OutgoingSms): Promise<SendResult> {
+  private async viaSecondary(sms: OutgoingSms): Promise<AttemptResult> {
     const result = await safeSend(this.secondary, sms);
     return result.ok || result.retryable ? result : { ...result, retryable: true };
   }
 }
 
 /** Carriers classify instead of throwing; a throw is a bug, treated as a retryable failure. */
-async function safeSend(carrier: Carrier, sms: OutgoingSms): Promise<SendResult> {
+async function safeSend(carrier: Carrier, sms: OutgoingSms): Promise<AttemptResult> {
   try {
     return await carrier.send(sms);
   } catch {

@@ -10,7 +10,8 @@
  *
  * Nothing here logs: no body, number or key leaves this file except in the request.
  */
-import type { Carrier, OutgoingSms, SendResult } from './port.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { Carrier, OutgoingSms } from './port.js';
 
 export interface Fast2SmsCarrierOptions {
   /** the account's API key, sent as the `authorization` header */
@@ -37,7 +38,7 @@ export class Fast2SmsCarrier implements Carrier {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
   }
 
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     const local = localNumber(sms.to);
     if (typeof local !== 'string') return this.fail(local);
     let status: number;
@@ -70,7 +71,7 @@ export class Fast2SmsCarrier implements Carrier {
     return this.fail(classifyAnswer(status, answer));
   }
 
-  private fail(f: Failure): SendResult {
+  private fail(f: Failure): AttemptResult {
     return { ok: false, carrier: this.name, ...f };
   }
 }

@@ -103,7 +103,7 @@ const doc = openapiDocument();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-openapi-'));
-  vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { manualTicks: true });
+  vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }));
   const found: unknown = vigil.app;
   if (!isExpressApp(found)) throw new Error('startVigil did not expose its Express app');
   app = found;
