@@ -1,14 +1,8 @@
 /**
- * Fast2SMS carrier: the bulk API (`POST /dev/bulkV2`, Quick SMS route) over `fetch`.
- * Fast2SMS serves Indian numbers only: `+91` and ten digits; anything else is refused here
- * without a request.
- *
- * Fast2SMS has no idempotency key. The delivery key is sent as `x-idempotency-key` for
- * tracing, but the carrier cannot dedupe: a retry after an ambiguous failure (timeout,
- * reset after the request left) may send the text twice, and so may a failover to this
- * carrier after the primary timed out. For an SOS a duplicate is the lesser harm.
- *
- * Nothing here logs: no body, number or key leaves this file except in the request.
+ * Fast2SMS carrier: the bulk API (`POST /dev/bulkV2`, Quick SMS route) over `fetch`, for
+ * Indian numbers only (`+91` and ten digits; anything else is refused without a request).
+ * Fast2SMS cannot dedupe, so a retry after an ambiguous failure may send twice; for an
+ * SOS a duplicate is the lesser harm. Nothing here logs a body, number or key.
  */
 import type { AttemptResult } from '../domain/delivery.js';
 import type { Carrier, OutgoingSms } from './port.js';

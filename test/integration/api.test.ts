@@ -1,4 +1,4 @@
-/** The REST contract of DESIGN.md "Interface", against a real in-process Vigil. */
+/** The REST contract, against a real in-process Vigil. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
 
@@ -25,7 +25,7 @@ describe('auth and errors', () => {
     expect(r.status).toBe(401);
   });
 
-  it('invariant 7: a person cannot use the moderator routes (403)', async () => {
+  it('a person cannot use the moderator routes (403)', async () => {
     const r = await v.api(v.token(user()), 'GET', '/v1/admin/incidents');
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('forbidden');
@@ -67,7 +67,7 @@ describe('timers', () => {
     expect((await v.api(v.token(u), 'GET', `/v1/timers/${t.id}`)).body.timer).toEqual(t);
   });
 
-  it('invariant 6: the same Idempotency-Key and body returns the same timer; another body is 422', async () => {
+  it('the same Idempotency-Key and body returns the same timer; another body is 422', async () => {
     const tok = v.token(user());
     const a = await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 }, { 'Idempotency-Key': 'k-1' });
     const b = await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 }, { 'Idempotency-Key': 'k-1' });
@@ -88,7 +88,7 @@ describe('timers', () => {
     expect(b.body.error).toMatchObject({ code: 'live_timer_exists', details: { timer: a.body.timer.id, status: 'active' } });
   });
 
-  it("invariant 7: another person's timer is a 404, for reading and for every command", async () => {
+  it("another person's timer is a 404, for reading and for every command", async () => {
     const owner = v.token(user());
     const other = v.token(user());
     const id = (await v.api(owner, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer.id;
@@ -109,7 +109,7 @@ describe('timers', () => {
     expect((await v.api(tok, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 0 })).status).toBe(400);
   });
 
-  it('invariant 6: check-in is idempotent and a resolved timer is never resurrected (409 with the current state)', async () => {
+  it('check-in is idempotent and a resolved timer is never resurrected (409 with the current state)', async () => {
     const tok = v.token(user());
     const id = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer.id;
     const s1 = await v.api(tok, 'POST', `/v1/timers/${id}/safe`);

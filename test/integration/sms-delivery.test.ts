@@ -28,7 +28,7 @@ describe('SOS deliveries through Twilio', () => {
   const place = 'Blue Bottle Café, Mission St';
   const where = { lat: 12.9716, lng: 77.5946 };
 
-  it('invariant 5: one invalid number among five contacts does not delay the other four', async () => {
+  it('one invalid number among five contacts does not delay the other four', async () => {
     tw.invalidNumbers.add(invalid);
     const a = await armWithContacts(v, 'priya', phones, { durationSeconds: 1, locationName: place, location: where }, 'Priya Raman');
     await expireAndSweep(v, a.expiresAt);
