@@ -12,10 +12,10 @@ import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus 
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { timerView } from '../wire/views.js';
 import { nextCursor } from './cursor.js';
 import { newId } from './ids.js';
 import type { SmsBudget } from './sms-budget.js';
-import { timerView } from './views.js';
 
 export interface ArmInput {
   durationSeconds: number;

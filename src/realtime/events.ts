@@ -3,7 +3,7 @@
  * payload carries a stable `eventId`, the same each time the same fact is published (a
  * repaired escalation may publish twice), so clients dedupe.
  */
-import { deliveryView, incidentView, timerView } from '../app/views.js';
+import { deliveryView, incidentView, timerView } from '../wire/views.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
