@@ -12,6 +12,7 @@ import { createMetrics } from '../src/metrics.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { Escalator } from '../src/worker/escalator.js';
 import { Sweeper } from '../src/worker/sweeper.js';
+import { SmsBudget } from '../src/app/sms-budget.js';
 
 const n = Number(process.argv[2] ?? 5000);
 const contacts = Number(process.argv[3] ?? 2);
@@ -28,7 +29,7 @@ try {
   const armMs = performance.now() - t0;
   const log = pino({ level: 'silent' });
   const metrics = createMetrics({ replica: 'bench', collectDefault: false });
-  const sweeper = new Sweeper(store, new InProcessLock(), new Escalator(store, { publish() {} }, metrics, log), metrics, log, {
+  const sweeper = new Sweeper(store, new InProcessLock(), new Escalator(store, { publish() {} }, metrics, log, new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }, { log })), metrics, log, {
     lockName: 'bench',
     lockTtlMs: 60_000,
     batchSize: 500,

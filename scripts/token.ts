@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { signToken } from '../src/http/auth.js';
+import { signToken } from '../src/auth/tokens.js';
 
 const { values } = parseArgs({
   options: {

@@ -7,6 +7,7 @@ import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
+import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { makeLimits } from './domain/limits.js';
@@ -14,7 +15,6 @@ import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
 import { receiptRoutes } from './http/routes/receipts.js';
-import { SmsCaps } from './sms/limits.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
 import { createLogger, type Logger } from './log.js';
@@ -49,6 +49,8 @@ export interface Vigil {
   sweeper: Sweeper;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
+  /** start the sweep and dispatch ticks; until then nothing sweeps or sends on its own */
+  startTicks(): void;
   /** graceful stop; safe to call twice */
   stop(): Promise<void>;
 }
@@ -58,8 +60,6 @@ export interface Overrides {
   carrier?: Carrier;
   lock?: Lock;
   logger?: Logger;
-  /** do not start the cron ticks (tests drive sweeps by hand) */
-  manualTicks?: boolean;
 }
 
 async function openStore(config: Config, log: Logger): Promise<Store> {
@@ -143,8 +143,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       else res.writeHead(503).end();
     });
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
-    const smsCaps = new SmsCaps(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay, log, metrics });
-    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsCaps);
+    const smsBudget = new SmsBudget(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay }, { log, metrics });
+    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
@@ -189,7 +189,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       });
     });
 
-    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsCaps);
+    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsBudget);
     const sweeper = new Sweeper(store, lock, escalator, metrics, log, {
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
@@ -202,7 +202,6 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
-    if (!o.manualTicks) scheduler.start();
     cleanups.push(() => scheduler.stop());
 
     const port = (http.address() as AddressInfo).port;
@@ -218,7 +217,13 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
         await closeAll();
         log.info('shutdown complete');
       })());
-    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, stop };
+    let ticking = false;
+    const startTicks = () => {
+      if (ticking || stopping) return;
+      ticking = true;
+      scheduler.start();
+    };
+    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, startTicks, stop };
   } catch (err) {
     await closeAll();
     throw err;
@@ -237,6 +242,7 @@ async function runFromCommandLine(): Promise<void> {
     process.stderr.write(`Vigil could not start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });
+  vigil.startTicks();
   if (config.mode === 'embedded') {
     process.stderr.write(
       `\nVigil is running on ${vigil.url} (embedded: ${config.sqliteFile})\n` +

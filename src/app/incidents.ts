@@ -5,7 +5,7 @@ import { decideIncident, type Incident, type IncidentCommand, type IncidentStatu
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
-import { nextCursor } from './timers.js';
+import { nextCursor } from './cursor.js';
 
 export interface IncidentWithDeliveries {
   incident: Incident;

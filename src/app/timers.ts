@@ -10,10 +10,12 @@ import { checkDuration, type TimerLimits } from '../domain/limits.js';
 import { allClearMessage } from '../domain/messages.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
-import { SmsCaps } from '../sms/limits.js';
-import { incidentEvent, timerEvent, timerView, type EventPublisher } from '../realtime/events.js';
+import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { timerView } from '../wire/views.js';
+import { nextCursor } from './cursor.js';
 import { newId } from './ids.js';
+import type { SmsBudget } from './sms-budget.js';
 
 export interface ArmInput {
   durationSeconds: number;
@@ -32,35 +34,19 @@ export interface CommandResult {
   incident?: Incident;
 }
 
-/**
- * Where the next `since` read should start. A full page of changes resumes from the last
- * record returned (it may come again, never skipped); otherwise from the store time read
- * before the query. Records sharing one millisecond beyond a full page need a larger `limit`.
- */
-export function nextCursor(rows: { updatedAt: Date }[], filter: { since?: Date; limit?: number }, now: Date): { cursor: Date; more: boolean } {
-  const last = rows.at(-1);
-  const more = rows.length >= (filter.limit ?? 500);
-  if (filter.since && last && more) return { cursor: new Date(last.updatedAt.getTime() - 1), more };
-  return { cursor: now, more };
-}
-
 const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);
 const wrongState = (t: Timer, command: TimerCommand) =>
   Conflict('timer_wrong_state', `cannot ${command} a timer that is ${t.status}`, { status: t.status, timer: timerView(t) });
 
 export class TimerService {
-  private readonly caps: SmsCaps;
-
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly limits: TimerLimits,
     private readonly metrics: Metrics,
-    /** the SMS caps shared with the escalator; default: the default caps, no reporting */
-    caps?: SmsCaps,
-  ) {
-    this.caps = caps ?? new SmsCaps(store);
-  }
+    /** shared with the escalator */
+    private readonly smsBudget: SmsBudget,
+  ) {}
 
   async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
     checkDuration(this.limits, input.durationSeconds, 'durationSeconds');
@@ -195,7 +181,7 @@ export class TimerService {
    */
   private async queueAllClear(incident: Incident, caller: Caller): Promise<void> {
     const order = (await this.store.getContacts(incident.userId)).map((c) => c.id);
-    const recipients = await this.caps.allClearRecipients(incident, order);
+    const recipients = await this.smsBudget.allClearRecipients(incident, order);
     const body = allClearMessage({ personName: incident.displayName ?? caller.displayName });
     await this.store.addDeliveries(
       incident,

@@ -9,7 +9,6 @@
  */
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-export const FINAL_DELIVERY: readonly DeliveryStatus[] = ['delivered', 'failed', 'dead'];
 
 /** `sos`: the alert; `all_clear`: the follow-up when the person checks in after the SOS. */
 export type DeliveryKind = 'sos' | 'all_clear';
@@ -48,8 +47,6 @@ export interface RetryPolicy {
   baseMs: number;
   capMs: number;
 }
-
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 6, baseMs: 1000, capMs: 60_000 };
 
 /** Exponential backoff with full jitter: uniform in [0, min(cap, base·2^(attempt-1))]. */
 export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {

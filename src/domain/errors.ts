@@ -9,7 +9,6 @@ export type DomainErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'idempotency_mismatch'
-  | 'rate_limited'
   | 'unavailable';
 
 export class DomainError extends Error {

@@ -7,7 +7,6 @@ export type TimerStatus = (typeof TIMER_STATUSES)[number];
 
 /** States in which the deadline is still running. */
 export const LIVE: readonly TimerStatus[] = ['active', 'extended'];
-export const TERMINAL: readonly TimerStatus[] = ['safe', 'cancelled', 'expired'];
 export const isLive = (s: TimerStatus): boolean => LIVE.includes(s);
 
 /** Where the escalation of an expired timer stands: the timer row is its own outbox. */
@@ -75,7 +74,3 @@ export function decide(command: TimerCommand, status: TimerStatus): Decision {
       return { kind: 'conflict' };
   }
 }
-
-/** A live timer is due when its deadline is at or before `now` (the store's clock). */
-export const isDue = (t: Pick<Timer, 'status' | 'expiresAt'>, now: Date): boolean =>
-  isLive(t.status) && t.expiresAt.getTime() <= now.getTime();

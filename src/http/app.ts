@@ -25,8 +25,6 @@ export interface AppDeps {
   bodyLimit: string;
   /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
   draining: () => boolean;
-  /** extra readiness checks (e.g. the lock service), each answering ok or not */
-  readiness?: Record<string, () => Promise<boolean>>;
   /** routers mounted before the API (e.g. carrier receipts, the console) */
   extra?: { path: string; router: Router }[];
   openapi?: object;
@@ -73,10 +71,9 @@ export function createApp(d: AppDeps): Express {
   });
   app.get('/readyz', async (_req, res) => {
     if (d.draining()) return sendError(res, 503, 'draining', 'this replica is shutting down');
-    const checks: Record<string, boolean> = { store: await d.store.ping().catch(() => false) };
-    for (const [name, check] of Object.entries(d.readiness ?? {})) checks[name] = await check().catch(() => false);
-    const ok = checks.store === true; // the lock is for efficiency: its absence does not make us unready
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
+    // only the store: the lock is for efficiency, its absence does not make us unready
+    const ok = await d.store.ping().catch(() => false);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: { store: ok } });
   });
   app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', d.metrics.registry.contentType);

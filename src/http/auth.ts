@@ -1,46 +1,13 @@
-/**
- * Bearer JWT (HS256). `sub` is the user id; `role: "admin"` marks a moderator; `name`
- * is the display name used in SOS texts. Shared by REST and the Socket.IO handshake.
- */
+/** Express middleware around the bearer token (../auth/tokens.ts). */
 import type { NextFunction, Request, Response } from 'express';
-import jwt from 'jsonwebtoken';
+import { unauthorized, verifyToken, type Principal } from '../auth/tokens.js';
 import { DomainError } from '../domain/errors.js';
-
-export interface Principal {
-  userId: string;
-  admin: boolean;
-  name?: string;
-}
 
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
     requestId?: string;
   }
-}
-
-const unauthorized = (message: string) => new DomainError('unauthorized', 'unauthorized', message);
-
-export function verifyToken(secret: string, token: string): Principal {
-  let claims: string | jwt.JwtPayload;
-  try {
-    claims = jwt.verify(token, secret, { algorithms: ['HS256'] });
-  } catch (err) {
-    const why = err instanceof jwt.TokenExpiredError ? 'the token has expired' : 'the token is not valid';
-    throw unauthorized(why);
-  }
-  if (typeof claims === 'string' || typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 200) {
-    throw unauthorized('the token has no subject');
-  }
-  const name = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 80) : undefined;
-  return { userId: claims.sub, admin: claims.role === 'admin', name };
-}
-
-export function signToken(secret: string, p: { sub: string; admin?: boolean; name?: string }, expiresInSeconds = 7 * 24 * 3600): string {
-  const claims: Record<string, string> = {};
-  if (p.admin) claims.role = 'admin';
-  if (p.name) claims.name = p.name;
-  return jwt.sign(claims, secret, { algorithm: 'HS256', subject: p.sub, expiresIn: expiresInSeconds });
 }
 
 export function bearer(secret: string) {

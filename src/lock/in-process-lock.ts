@@ -36,11 +36,6 @@ export class InProcessLock implements Lock {
     };
   }
 
-  async holder(name: string): Promise<string | null> {
-    const h = this.held.get(name);
-    return h && h.until > this.nowMs() ? h.token : null;
-  }
-
   async close(): Promise<void> {
     this.held.clear();
   }

@@ -17,7 +17,5 @@ export interface Lease {
 export interface Lock {
   /** Try once to take `name` for `ttlMs`; `null` when another holder has it. Throws when the lock service is unreachable. */
   acquire(name: string, ttlMs: number): Promise<Lease | null>;
-  /** Who holds `name` now, if the adapter can tell (for metrics). */
-  holder?(name: string): Promise<string | null>;
   close(): Promise<void>;
 }

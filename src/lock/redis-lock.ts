@@ -1,13 +1,12 @@
 /**
  * Lock adapter for cluster mode: one Redis key per lock name holding the holder's
  * token (`SET NX PX`), token-checked release/extend, and a per-name fence counter.
- * The scripts live in ./redis/*.lua; they are loaded once at connect and reloaded
- * when Redis answers NOSCRIPT (it forgets them on restart or failover).
+ * The ./redis/*.lua scripts are loaded at connect and again on NOSCRIPT (Redis forgets
+ * them on restart or failover).
  *
- * Redis keeps nothing durable here: after a restart locks are free and fences
- * start again from 1. That is fine because the lock only saves work — the store's
- * compare-and-swap keeps escalations exactly-once (DESIGN.md, invariant 3) and the
- * fence is for diagnosis.
+ * Nothing here is durable: after a Redis restart locks are free and fences restart at 1.
+ * That is fine because the lock only saves work (the store's compare-and-swap keeps
+ * escalations exactly-once) and the fence is for diagnosis.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -21,7 +20,7 @@ export interface RedisLockOptions {
   url: string;
   /** Prefix of every key written; the fence of lock `n` is `<prefix>n:fence`. Default `vigil:lock:`. */
   keyPrefix?: string;
-  /** Goes into every token (`<replicaId>:<uuid>`) so `holder()` names the replica. Default `<hostname>:<pid>`. */
+  /** Goes into every token (`<replicaId>:<uuid>`), so the lock key names the replica that holds it. Default `<hostname>:<pid>`. */
   replicaId?: string;
   /** How long `connect()` waits for the first connection and the script loads; also each TCP connect attempt's limit. Default 5000. */
   connectTimeoutMs?: number;
@@ -95,11 +94,6 @@ export class RedisLock implements Lock {
     const reply = await this.run('acquire', name, [key, `${key}:fence`], [token, px(ttlMs)]);
     if (reply === null) return null;
     return this.lease(name, key, token, Number(reply));
-  }
-
-  /** The holder's token (`<replicaId>:<uuid>`), or null when the lock is free. */
-  holder(name: string): Promise<string | null> {
-    return this.guard('holder', name, () => this.client.get(this.key(name)));
   }
 
   /** Close the connection (pending commands finish first); safe to call twice. */

@@ -1,8 +1,9 @@
 /**
- * Socket.IO event names and payloads: part of the public contract (DESIGN.md,
- * "Interface"). Every payload carries a stable `eventId`, the same each time the same
- * fact is published (a repaired escalation may publish twice), so clients dedupe.
+ * The event port: Socket.IO event names and payloads, part of the public API. Every
+ * payload carries a stable `eventId`, the same each time the same fact is published (a
+ * repaired escalation may publish twice), so clients dedupe.
  */
+import { deliveryView, incidentView, timerView } from '../wire/views.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
@@ -34,61 +35,6 @@ export interface VigilEvent {
 /** Where events go: the Socket.IO server, or nothing in a worker-only test. */
 export interface EventPublisher {
   publish(event: VigilEvent): void;
-}
-
-const iso = (d?: Date) => d?.toISOString();
-
-export function timerView(t: Timer) {
-  return {
-    id: t.id,
-    userId: t.userId,
-    status: t.status,
-    startedAt: iso(t.startedAt),
-    expiresAt: iso(t.expiresAt),
-    resolvedAt: iso(t.resolvedAt),
-    updatedAt: iso(t.updatedAt),
-    locationName: t.locationName,
-    location: t.location,
-    extensions: t.extensions,
-    incidentId: t.incidentId,
-  };
-}
-
-export function incidentView(i: Incident) {
-  return {
-    id: i.id,
-    timerId: i.timerId,
-    userId: i.userId,
-    status: i.status,
-    deadline: iso(i.deadline),
-    createdAt: iso(i.createdAt),
-    updatedAt: iso(i.updatedAt),
-    acknowledgedAt: iso(i.acknowledgedAt),
-    acknowledgedBy: i.acknowledgedBy,
-    resolvedAt: iso(i.resolvedAt),
-    resolvedBy: i.resolvedBy,
-    locationName: i.locationName,
-    location: i.location,
-    displayName: i.displayName,
-  };
-}
-
-/** Deliveries as moderators see them; the phone is masked (they read full numbers over REST). */
-export function deliveryView(d: Delivery, maskPhone: (p: string) => string) {
-  return {
-    key: d.key,
-    incidentId: d.incidentId,
-    contactId: d.contactId,
-    contactName: d.contactName,
-    phone: maskPhone(d.phone),
-    kind: d.kind,
-    status: d.status,
-    attempts: d.attempts,
-    carrier: d.carrier,
-    lastError: d.lastError,
-    nextAttemptAt: iso(d.nextAttemptAt),
-    updatedAt: iso(d.updatedAt),
-  };
 }
 
 export function timerEvent(name: TimerEventName, t: Timer): VigilEvent {

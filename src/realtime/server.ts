@@ -6,7 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import { Server, type ServerOptions } from 'socket.io';
-import { verifyToken } from '../http/auth.js';
+import { verifyToken } from '../auth/tokens.js';
 import type { Metrics } from '../metrics.js';
 import type { EventPublisher, VigilEvent } from './events.js';
 

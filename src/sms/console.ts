@@ -4,7 +4,8 @@
  * without its body.
  */
 import { maskPhone } from '../domain/messages.js';
-import type { Carrier, OutgoingSms, SendResult } from './port.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { Carrier, OutgoingSms } from './port.js';
 
 export interface ConsoleLog {
   info(obj: object, msg: string): void;
@@ -17,7 +18,7 @@ export class ConsoleCarrier implements Carrier {
 
   constructor(private readonly log: ConsoleLog, private readonly keep = 1000) {}
 
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     this.outbox.push(sms);
     if (this.outbox.length > this.keep) this.outbox.shift();
     this.log.info({ recipient: maskPhone(sms.to), key: sms.idempotencyKey, chars: sms.body.length }, 'simulated SMS');

@@ -1,25 +1,21 @@
 /**
- * Failover carrier: a primary (Twilio) and a secondary (Fast2SMS) behind one circuit breaker.
+ * Failover carrier: a primary and a secondary behind one circuit breaker.
  *
  *   closed ──`threshold` consecutive retryable failures──► open ──`openMs`──► half-open
  *     ▲                                                      ▲                  │ one trial send
  *     └──────────────── trial answered (ok or permanent) ────┼──────────────────┤
  *                                                            └── trial retryable ┘
  *
- * Closed: every send goes to the primary; a retryable failure is returned as is (the
- * dispatcher retries later with backoff) unless it is the one that opens the circuit.
- * Open: sends go to the secondary. Half-open: one send tries the primary, the others keep
- * using the secondary until it answers. A send whose primary attempt failed retryably
- * while the circuit is open (or that opened it) is tried once on the secondary at once.
- *
- * A permanent failure from the primary is returned as is: it is about this message (a bad
- * or unsubscribed number), and the primary answered, so it also counts as a sign of life.
- *
- * Duplicates: the secondary cannot share the primary's idempotency, so a send that timed
- * out at the primary (and may have been accepted there) and then goes to the secondary can
- * reach the contact twice. For an SOS that is preferred to not reaching them.
+ * Closed: the primary; a retryable failure goes back to the dispatcher's backoff. Open:
+ * the secondary. Half-open: one trial on the primary, the rest on the secondary. A
+ * retryable primary failure that opens the circuit, or happens while it is open, is
+ * tried once on the secondary at once. A permanent failure is about the message and
+ * proves the primary alive, so it is returned as is.
+ * The secondary cannot share the primary's idempotency: after a primary timeout a contact
+ * may get the text twice, which for an SOS beats not getting it.
  */
-import type { Carrier, OutgoingSms, SendResult } from './port.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { Carrier, OutgoingSms } from './port.js';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -62,14 +58,14 @@ export class FailoverCarrier implements Carrier {
     return this.trialInFlight || this.opts.now() >= this.openUntil ? 'half_open' : 'open';
   }
 
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     const route = this.route();
     if (route === 'secondary') return this.viaSecondary(sms);
     if (route === 'trial') {
       this.trialInFlight = true;
       this.opts.onStateChange('half_open');
     }
-    let result: SendResult;
+    let result: AttemptResult;
     try {
       result = await safeSend(this.primary, sms);
     } finally {
@@ -109,14 +105,14 @@ export class FailoverCarrier implements Carrier {
    * SOS into a permanent failure, so they come back retryable and the dispatcher retries —
    * on the primary once the circuit closes.
    */
-  private async viaSecondary(sms: OutgoingSms): Promise<SendResult> {
+  private async viaSecondary(sms: OutgoingSms): Promise<AttemptResult> {
     const result = await safeSend(this.secondary, sms);
     return result.ok || result.retryable ? result : { ...result, retryable: true };
   }
 }
 
 /** Carriers classify instead of throwing; a throw is a bug, treated as a retryable failure. */
-async function safeSend(carrier: Carrier, sms: OutgoingSms): Promise<SendResult> {
+async function safeSend(carrier: Carrier, sms: OutgoingSms): Promise<AttemptResult> {
   try {
     return await carrier.send(sms);
   } catch {

@@ -1,16 +1,11 @@
 /**
- * Fast2SMS carrier: the bulk API (`POST /dev/bulkV2`, Quick SMS route) over `fetch`.
- * Fast2SMS serves Indian numbers only: `+91` and ten digits; anything else is refused here
- * without a request.
- *
- * Fast2SMS has no idempotency key. The delivery key is sent as `x-idempotency-key` for
- * tracing, but the carrier cannot dedupe: a retry after an ambiguous failure (timeout,
- * reset after the request left) may send the text twice, and so may a failover to this
- * carrier after the primary timed out. For an SOS a duplicate is the lesser harm.
- *
- * Nothing here logs: no body, number or key leaves this file except in the request.
+ * Fast2SMS carrier: the bulk API (`POST /dev/bulkV2`, Quick SMS route) over `fetch`, for
+ * Indian numbers only (`+91` and ten digits; anything else is refused without a request).
+ * Fast2SMS cannot dedupe, so a retry after an ambiguous failure may send twice; for an
+ * SOS a duplicate is the lesser harm. Nothing here logs a body, number or key.
  */
-import type { Carrier, OutgoingSms, SendResult } from './port.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { Carrier, OutgoingSms } from './port.js';
 
 export interface Fast2SmsCarrierOptions {
   /** the account's API key, sent as the `authorization` header */
@@ -37,7 +32,7 @@ export class Fast2SmsCarrier implements Carrier {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
   }
 
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     const local = localNumber(sms.to);
     if (typeof local !== 'string') return this.fail(local);
     let status: number;
@@ -70,7 +65,7 @@ export class Fast2SmsCarrier implements Carrier {
     return this.fail(classifyAnswer(status, answer));
   }
 
-  private fail(f: Failure): SendResult {
+  private fail(f: Failure): AttemptResult {
     return { ok: false, carrier: this.name, ...f };
   }
 }

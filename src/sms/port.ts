@@ -3,6 +3,8 @@
  * classify it: `retryable` (429, 5xx, timeouts, network) or permanent (bad number,
  * blocked, auth). Adapters: console.ts, twilio.ts, fast2sms.ts, failover.ts.
  */
+import type { AttemptResult } from '../domain/delivery.js';
+
 export interface OutgoingSms {
   to: string;
   body: string;
@@ -10,11 +12,7 @@ export interface OutgoingSms {
   idempotencyKey: string;
 }
 
-export type SendResult =
-  | { ok: true; carrier: string; providerMessageId: string }
-  | { ok: false; carrier: string; retryable: boolean; code: string };
-
 export interface Carrier {
   readonly name: string;
-  send(sms: OutgoingSms): Promise<SendResult>;
+  send(sms: OutgoingSms): Promise<AttemptResult>;
 }

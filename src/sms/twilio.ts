@@ -12,7 +12,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
-import type { Carrier, OutgoingSms, SendResult } from './port.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { Carrier, OutgoingSms } from './port.js';
 
 export interface TwilioCarrierOptions {
   accountSid: string;
@@ -93,7 +94,7 @@ export class TwilioCarrier implements Carrier {
     this.statusCallback = opts.statusCallbackUrl;
   }
 
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     const sender = this.from.startsWith('MG') ? { messagingServiceSid: this.from } : { from: this.from };
     try {
       const message = await currentKey.run(sms.idempotencyKey, () =>

@@ -5,11 +5,11 @@
  * the delivery claimable again and it is resent with the same idempotency key.
  */
 import type { Logger } from 'pino';
-import { outcomeOf, type Delivery, type RetryPolicy } from '../domain/delivery.js';
+import { outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
-import type { Carrier, SendResult } from '../sms/port.js';
+import type { Carrier } from '../sms/port.js';
 import type { Store } from '../store/port.js';
 
 export interface DispatchSettings {
@@ -57,14 +57,14 @@ export class Dispatcher {
   private async sendOne(d: Delivery): Promise<void> {
     try {
       const { retry } = this.settings;
-      let result: SendResult;
+      let result: AttemptResult;
       if (d.attempts > retry.maxAttempts) {
         // claimed again after a lapsed lease on its last attempt: do not exceed the cap
         result = { ok: false, carrier: d.carrier ?? this.carrier.name, retryable: true, code: 'attempts_exhausted' };
       } else {
         result = await this.carrier
           .send({ to: d.phone, body: d.body, idempotencyKey: d.key })
-          .catch((err: unknown): SendResult => {
+          .catch((err: unknown): AttemptResult => {
             this.log.warn({ err, delivery: d.key }, 'carrier threw; treating as retryable');
             return { ok: false, carrier: this.carrier.name, retryable: true, code: 'carrier_error' };
           });

@@ -2,38 +2,34 @@
  * Completes the escalation of an expired timer. Every step is idempotent, so the
  * same timer can be escalated again after a crash at any line:
  *   open incident (unique per timer) → add deliveries (unique per key) → publish → mark done.
- * The SMS caps (../sms/limits.ts) decide which contacts get a delivery; the incident and
+ * The SMS budget decides which contacts get a delivery; the incident and
  * its events go out whatever the caps say, so moderators always see the SOS.
  */
 import type { Logger } from 'pino';
 import { newId } from '../app/ids.js';
+import type { SmsBudget } from '../app/sms-budget.js';
 import { deliveryKey } from '../domain/delivery.js';
 import { sosMessage } from '../domain/messages.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
-import { SmsCaps } from '../sms/limits.js';
 import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
 
 export class Escalator {
-  private readonly caps: SmsCaps;
-
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly metrics: Metrics,
     private readonly log: Logger,
-    /** default: the default caps (12 per incident, 60 per person per day), warnings to `log` */
-    caps?: SmsCaps,
-  ) {
-    this.caps = caps ?? new SmsCaps(store, { log });
-  }
+    /** shared with the timer service */
+    private readonly smsBudget: SmsBudget,
+  ) {}
 
   async escalate(timer: Timer, fence: number): Promise<void> {
     const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const all = await this.store.getContacts(timer.userId);
-    const contacts = await this.caps.sosRecipients(incident, all);
+    const contacts = await this.smsBudget.sosRecipients(incident, all);
     const body = sosMessage({
       personName: timer.displayName,
       locationName: timer.locationName,

@@ -1,7 +1,7 @@
 /** The console's client-side token check: it refuses before any socket or request is made. */
 import { describe, expect, it } from 'vitest';
 import { checkModeratorToken } from '../../src/console/client/token.js';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 
 const SECRET = 's'.repeat(40);
 const NOW = Date.now();

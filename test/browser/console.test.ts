@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 import { startVigil, type Vigil } from '../../src/main.js';
-import type { Carrier, OutgoingSms, SendResult } from '../../src/sms/port.js';
+import type { AttemptResult } from '../../src/domain/delivery.js';
+import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -36,7 +37,7 @@ class TestCarrier implements Carrier {
   readonly name = 'test-sms';
   readonly failing = new Set<string>();
   readonly flaky = new Set<string>();
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     if (this.failing.has(sms.to)) return { ok: false, carrier: this.name, retryable: false, code: 'invalid_number' };
     if (this.flaky.has(sms.to)) return { ok: false, carrier: this.name, retryable: true, code: 'http_503' };
     return { ok: true, carrier: this.name, providerMessageId: `test:${sms.idempotencyKey}` };
@@ -89,7 +90,8 @@ describe.skipIf(!hasChromium)(hasChromium ? 'moderator console in Chromium' : `m
 
   async function start(port: string, manualTicks = false): Promise<void> {
     config = loadConfig({ DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1', TIMER_MIN_SECONDS: '1', LOG_LEVEL: 'silent', DELIVERY_BACKOFF_BASE_MS: '2000' });
-    vigil = await startVigil(config, { carrier, manualTicks });
+    vigil = await startVigil(config, { carrier });
+    if (!manualTicks) vigil.startTicks();
     url = vigil.url;
   }
 

@@ -56,11 +56,24 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
     await server?.stop();
   });
 
-  it('the holder token names the replica that holds the lock', async () => {
-    const lock = await open({ replicaId: 'replica-b' });
+  /** What Redis holds under `key` right now, read over a separate connection. */
+  const redisValue = async (key: string): Promise<string | null> => {
+    const raw = createClient({ url: server.url });
+    raw.on('error', () => {});
+    await raw.connect();
+    try {
+      return await raw.get(key);
+    } finally {
+      await raw.close();
+    }
+  };
+
+  it('the lock key holds the token, which names the replica that holds the lock', async () => {
+    const keyPrefix = `test:${randomUUID()}:`;
+    const lock = await open({ replicaId: 'replica-b', keyPrefix });
     const lease = await lock.acquire('sweep', 10_000);
     expect(lease?.token.startsWith('replica-b:')).toBe(true);
-    expect(await lock.holder('sweep')).toBe(lease?.token);
+    expect(await redisValue(`${keyPrefix}sweep`)).toBe(lease?.token);
   });
 
   it('close is safe to call twice', async () => {
@@ -90,7 +103,8 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
   // A frozen Redis accepts bytes and never answers: node-redis's own command timeout
   // does not cover that (it stops counting once a command is written).
   it('acquire throws, and does not hang, while Redis is frozen; the client recovers when it thaws', { timeout: 15_000 }, async () => {
-    const lock = await open({ commandTimeoutMs: 300, maxReconnectDelayMs: 100 });
+    const keyPrefix = `test:${randomUUID()}:`;
+    const lock = await open({ commandTimeoutMs: 300, maxReconnectDelayMs: 100, keyPrefix });
     const pid = server.pid();
     if (pid === undefined) throw new Error('test redis-server is not running');
     process.kill(pid, 'SIGSTOP');
@@ -103,11 +117,12 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
     // Redis still runs the script it had buffered when it thaws, so a timed-out acquire
     // may have taken the lock after all; nobody holds that lease and it lapses after its ttl.
     const lease = await eventually(() => lock.acquire('sweep', 10_000));
-    expect(await lock.holder('sweep')).toBe(lease.token);
+    expect(await redisValue(`${keyPrefix}sweep`)).toBe(lease.token);
   });
 
   it('after Redis restarts on the same port, the same client acquires again (scripts reloaded)', async () => {
-    const lock = await open({ maxReconnectDelayMs: 200 });
+    const keyPrefix = `test:${randomUUID()}:`;
+    const lock = await open({ maxReconnectDelayMs: 200, keyPrefix });
     const before = await lock.acquire('sweep', 10_000);
     expect(before).not.toBeNull();
 
@@ -131,7 +146,7 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
       expect(await raw.scriptExists(sha)).toEqual([1]);
       // The old lease's token-checked release cannot touch the new holder.
       await before?.release();
-      expect(await lock.holder('sweep')).toBe(after.token);
+      expect(await raw.get(`${keyPrefix}sweep`)).toBe(after.token);
     } finally {
       await raw.close();
     }

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 import type { SweepReport } from '../../src/worker/sweeper.js';
 import { requestJson, type ApiAnswer } from './http.js';
 import { freePort } from './net.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 import { startVigil, type Overrides, type Vigil } from '../../src/main.js';
 import { requestJson, type ApiAnswer } from './http.js';
 
@@ -16,7 +16,12 @@ export interface TestVigil {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-export async function startTestVigil(env: Record<string, string> = {}, overrides: Overrides = {}, dataDir?: string): Promise<TestVigil> {
+/** Ticks run as in production unless `manualTicks` (the test then sweeps and dispatches by hand). */
+export async function startTestVigil(
+  env: Record<string, string> = {},
+  { manualTicks = false, ...overrides }: Overrides & { manualTicks?: boolean } = {},
+  dataDir?: string,
+): Promise<TestVigil> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'vigil-it-'));
   const config = loadConfig({
     DATA_DIR: dir,
@@ -29,6 +34,7 @@ export async function startTestVigil(env: Record<string, string> = {}, overrides
     ...env,
   });
   const vigil = await startVigil(config, overrides);
+  if (!manualTicks) vigil.startTicks();
   const url = vigil.url;
   return {
     vigil,

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailoverCarrier, type CircuitState } from '../../src/sms/failover.js';
 import { Fast2SmsCarrier } from '../../src/sms/fast2sms.js';
-import type { SendResult } from '../../src/sms/port.js';
+import type { AttemptResult } from '../../src/domain/delivery.js';
 import { TwilioCarrier, type TwilioCarrierOptions } from '../../src/sms/twilio.js';
 import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
@@ -204,7 +204,7 @@ describe('FailoverCarrier (Twilio primary, Fast2SMS secondary)', () => {
     const carrier = failover();
     tw.down(true);
     const t0 = performance.now();
-    const results: SendResult[] = [];
+    const results: AttemptResult[] = [];
     for (let i = 0; i < 3; i++) results.push(await carrier.send(sms(`inc:${i}`, IN)));
     const failoverMs = performance.now() - t0;
     console.log(`failover (503s): first send → first delivery via fast2sms in ${failoverMs.toFixed(0)} ms`);
@@ -223,7 +223,7 @@ describe('FailoverCarrier (Twilio primary, Fast2SMS secondary)', () => {
     const carrier = failover(250);
     tw.failRatio(1, ['timeout']);
     const t0 = performance.now();
-    let r: SendResult | undefined;
+    let r: AttemptResult | undefined;
     for (let i = 0; i < 3; i++) r = await carrier.send(sms(`inc:${i}`, IN));
     console.log(`failover (timeouts of 250 ms): first send → first delivery via fast2sms in ${(performance.now() - t0).toFixed(0)} ms`);
     expect(r).toMatchObject({ ok: true, carrier: 'fast2sms' });

@@ -32,7 +32,7 @@ async function armDueTimers(file: string, n: number): Promise<string[]> {
   return ids;
 }
 
-describe.each(['before-incident', 'before-deliveries', 'before-mark'])('invariant 4: a sweeper killed %s', (point) => {
+describe.each(['before-incident', 'before-deliveries', 'before-mark'])('a sweeper killed %s', (point) => {
   it('is repaired by the next tick after restart: one incident per timer, one SMS per contact', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigil-crash-'));
     try {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { signToken } from '../../src/http/auth.js';
+import { signToken } from '../../src/auth/tokens.js';
 import { HTTP_METHODS, openapiDocument, type OpenApiDocument, type Operation } from '../../src/http/openapi.js';
 import { startVigil, type Vigil } from '../../src/main.js';
 
@@ -103,7 +103,7 @@ const doc = openapiDocument();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-openapi-'));
-  vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { manualTicks: true });
+  vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }));
   const found: unknown = vigil.app;
   if (!isExpressApp(found)) throw new Error('startVigil did not expose its Express app');
   app = found;

@@ -1,7 +1,8 @@
 /** Graceful stop as Kubernetes needs it: readiness turns 503 at once, liveness stays up, sends in flight finish. */
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import type { Carrier, OutgoingSms, SendResult } from '../../src/sms/port.js';
+import type { AttemptResult } from '../../src/domain/delivery.js';
+import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { eventually, startTestVigil } from '../helpers/vigil.js';
 
@@ -11,7 +12,7 @@ class SlowCarrier implements Carrier {
   started = 0;
   finished = 0;
   constructor(private readonly ms: number) {}
-  async send(sms: OutgoingSms): Promise<SendResult> {
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
     this.started++;
     await new Promise((r) => setTimeout(r, this.ms));
     this.finished++;

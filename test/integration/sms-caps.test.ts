@@ -2,14 +2,14 @@
  * SMS caps against abuse, on the real parts wired as main.ts wires them — SQLite store,
  * sweeper, escalator, timer service, dispatcher, the real Twilio client against the fake
  * Twilio — with small caps and the store's clock in the test's hands (the 24 h window
- * rolls without waiting a day). The caps are passed in directly: main.ts does not hand
- * SMS_MAX_PER_INCIDENT / SMS_MAX_PER_USER_PER_DAY to the services yet.
+ * rolls without waiting a day). The allowance arithmetic itself is in test/unit/sms-caps.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SmsBudget } from '../../src/app/sms-budget.js';
 import { TimerService } from '../../src/app/timers.js';
 import { contactId } from '../../src/domain/contact.js';
 import type { Delivery } from '../../src/domain/delivery.js';
@@ -18,7 +18,6 @@ import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
-import { allClearAllowance, SmsCaps, sosAllowance } from '../../src/sms/limits.js';
 import { TwilioCarrier } from '../../src/sms/twilio.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Dispatcher } from '../../src/worker/dispatcher.js';
@@ -56,11 +55,11 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
   const metrics = createMetrics({ replica: 'caps', collectDefault: false });
   const lines: string[] = [];
   const log = createLogger({ level: 'info' }, new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString('utf8')), cb()) }));
-  const smsCaps = new SmsCaps(store, { ...caps, log, metrics });
+  const smsBudget = new SmsBudget(store, caps, { log, metrics });
   const events: VigilEvent[] = [];
   const publisher = { publish: (e: VigilEvent) => void events.push(e) };
-  const timers = new TimerService(store, publisher, makeLimits({ minSeconds: 1, maxSeconds: 86_400, maxExtensions: 10, maxTotalSeconds: 172_800 }), metrics, smsCaps);
-  const escalator = new Escalator(store, publisher, metrics, log, smsCaps);
+  const timers = new TimerService(store, publisher, makeLimits({ minSeconds: 1, maxSeconds: 86_400, maxExtensions: 10, maxTotalSeconds: 172_800 }), metrics, smsBudget);
+  const escalator = new Escalator(store, publisher, metrics, log, smsBudget);
   const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, { lockName: 'caps', lockTtlMs: 10_000, batchSize: 100, concurrency: 4 });
   const carrier = new TwilioCarrier({ accountSid: tw.accountSid, authToken: tw.authToken, from: FROM, baseUrl: tw.url, timeoutMs: 2000 });
   const dispatcher = new Dispatcher(store, carrier, publisher, metrics, log, { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 20, capMs: 200 } });
@@ -117,24 +116,6 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
 
 const sos = (ds: Delivery[]) => ds.filter((d) => d.kind === 'sos');
 
-describe('allowance arithmetic (pure)', () => {
-  const caps = { maxPerIncident: 12, maxPerUserPerDay: 5 };
-  it('the first SOS of the window is never held by the day cap, only by the incident cap', () => {
-    expect(sosAllowance({ maxPerIncident: 12, maxPerUserPerDay: 2 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({ allowed: 5, capped: 0 });
-    expect(sosAllowance({ maxPerIncident: 3, maxPerUserPerDay: 60 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({ allowed: 3, capped: 2, reason: 'per_incident' });
-  });
-  it('later SOS get what is left of the day, and a repair keeps what was already created', () => {
-    expect(sosAllowance(caps, { wanted: 3, existing: 0, usedElsewhere: 3 })).toEqual({ allowed: 2, capped: 1, reason: 'per_day' });
-    expect(sosAllowance(caps, { wanted: 3, existing: 0, usedElsewhere: 9 })).toEqual({ allowed: 0, capped: 3, reason: 'per_day' });
-    expect(sosAllowance(caps, { wanted: 3, existing: 2, usedElsewhere: 9 })).toEqual({ allowed: 2, capped: 1, reason: 'per_day' });
-  });
-  it('the all-clear gets what the SOS left of the incident cap', () => {
-    expect(allClearAllowance(4, { wanted: 3, sos: 3, existing: 0 })).toEqual({ allowed: 1, capped: 2, reason: 'per_incident' });
-    expect(allClearAllowance(12, { wanted: 5, sos: 5, existing: 0 })).toEqual({ allowed: 5, capped: 0 });
-    expect(allClearAllowance(4, { wanted: 0, sos: 2, existing: 2 })).toEqual({ allowed: 0, capped: 0 });
-  });
-});
-
 describe('per-incident cap (SOS + all-clear together)', () => {
   it('holds: the SOS takes the first contacts of the list, the all-clear what is left', async () => {
     const w = await world({ maxPerIncident: 4, maxPerUserPerDay: 60 });
@@ -168,7 +149,7 @@ describe('per-incident cap (SOS + all-clear together)', () => {
     const a = await p.sos();
     expect(sos(a.deliveries)).toHaveLength(2);
     const timer = (await w.store.getTimer(a.timerId))!;
-    await new Escalator(w.store, { publish: () => {} }, w.metrics, createLogger({ level: 'silent' }), new SmsCaps(w.store, { maxPerIncident: 2 })).escalate(timer, 1);
+    await new Escalator(w.store, { publish: () => {} }, w.metrics, createLogger({ level: 'silent' }), new SmsBudget(w.store, { maxPerIncident: 2, maxPerUserPerDay: 60 })).escalate(timer, 1);
     expect((await w.store.deliveriesFor([a.incidentId])).map((d) => d.key).sort()).toEqual(a.deliveries.map((d) => d.key).sort());
   });
 });

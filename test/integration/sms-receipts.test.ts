@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IncidentService } from '../../src/app/incidents.js';
+import { SmsBudget } from '../../src/app/sms-budget.js';
 import { TimerService } from '../../src/app/timers.js';
 import { makeLimits } from '../../src/domain/limits.js';
 import { createApp } from '../../src/http/app.js';
@@ -37,7 +38,7 @@ beforeAll(async () => {
   const publisher: EventPublisher = { publish: (e) => events.push(e) };
   const app = createApp({
     store,
-    timers: new TimerService(store, publisher, makeLimits(config.limits), metrics),
+    timers: new TimerService(store, publisher, makeLimits(config.limits), metrics, new SmsBudget(store, config.sms)),
     incidents: new IncidentService(store, publisher, metrics),
     metrics,
     log,

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import type { IncidentService, IncidentWithDeliveries } from '../../app/incidents.js';
 import type { TimerService } from '../../app/timers.js';
-import { deliveryView, incidentView, timerView } from '../../realtime/events.js';
+import { deliveryView, incidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { EmptyBody, IdParam, IncidentQuery, parse, TimerQuery } from '../validation.js';
 

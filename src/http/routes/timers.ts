@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import type { TimerService } from '../../app/timers.js';
-import { incidentView, timerView } from '../../realtime/events.js';
+import { incidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { ArmBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, parse, TimerQuery } from '../validation.js';
 

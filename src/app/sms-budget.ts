@@ -1,0 +1,89 @@
+/**
+ * The SMS caps (../domain/sms-caps.ts) applied to a real incident: reads the counts from
+ * the store and picks the recipients. Over a cap a delivery is simply not created; a
+ * warning is logged (no numbers) and `vigil_sms_capped_total{reason}` counts it. The
+ * incident itself is always opened, so a capped SOS still reaches moderators.
+ *
+ * The budget is read, then deliveries are inserted: a repair racing a sweep for the same
+ * person could both pass, overshooting by at most one incident's worth. A cap is a
+ * budget, not an invariant of the store.
+ */
+import type { Contact } from '../domain/contact.js';
+import type { Delivery } from '../domain/delivery.js';
+import type { Incident } from '../domain/incident.js';
+import { allClearAllowance, CAP_WINDOW_MS, makeSmsCaps, sosAllowance, type Allowance, type CapReason, type SmsCaps } from '../domain/sms-caps.js';
+import type { Store } from '../store/port.js';
+
+export interface SmsBudgetReporting {
+  /** where a capped creation is reported as a warning; default: nowhere */
+  log?: { warn(obj: object, msg: string): void };
+  /** `vigil_sms_capped_total{reason}`; default: none */
+  metrics?: { smsCapped: { inc(labels: { reason: CapReason }, value?: number): void } };
+}
+
+type BudgetStore = Pick<Store, 'now' | 'countDeliveriesSince' | 'deliveriesFor'>;
+
+export class SmsBudget {
+  readonly maxPerIncident: number;
+  readonly maxPerUserPerDay: number;
+
+  constructor(
+    private readonly store: BudgetStore,
+    caps: SmsCaps,
+    private readonly reporting: SmsBudgetReporting = {},
+  ) {
+    const valid = makeSmsCaps(caps);
+    this.maxPerIncident = valid.maxPerIncident;
+    this.maxPerUserPerDay = valid.maxPerUserPerDay;
+  }
+
+  /** The contacts (a prefix of `contacts`, in the person's order) that get this incident's SOS. */
+  async sosRecipients(incident: Incident, contacts: Contact[]): Promise<Contact[]> {
+    const now = await this.store.now();
+    const [inWindow, mine] = await Promise.all([
+      this.store.countDeliveriesSince(incident.userId, new Date(now.getTime() - CAP_WINDOW_MS)),
+      this.store.deliveriesFor([incident.id]),
+    ]);
+    const existing = mine.filter((d) => d.kind === 'sos');
+    const a = sosAllowance(this, { wanted: contacts.length, existing: existing.length, usedElsewhere: Math.max(0, inWindow - mine.length) });
+    // a repair keeps what the first run created; the prefix rule makes both runs pick the same contacts
+    const already = new Set(existing.map((d) => d.contactId));
+    const out = contacts.filter((c, i) => i < a.allowed || already.has(c.id));
+    this.report(incident, 'sos', a, { inWindow });
+    return out;
+  }
+
+  /** The SOS deliveries whose contacts also get the all-clear (contact order first). */
+  async allClearRecipients(incident: Incident, contactOrder: string[]): Promise<Delivery[]> {
+    const mine = await this.store.deliveriesFor([incident.id]);
+    const sos = mine.filter((d) => d.kind === 'sos');
+    const done = new Set(mine.filter((d) => d.kind === 'all_clear').map((d) => d.contactId));
+    const rank = (id: string) => {
+      const i = contactOrder.indexOf(id);
+      return i === -1 ? contactOrder.length : i;
+    };
+    const todo = sos.filter((d) => !done.has(d.contactId)).sort((x, y) => rank(x.contactId) - rank(y.contactId));
+    const a = allClearAllowance(this.maxPerIncident, { wanted: todo.length, sos: sos.length, existing: done.size });
+    this.report(incident, 'all_clear', a, {});
+    return todo.slice(0, a.allowed);
+  }
+
+  private report(incident: Incident, kind: 'sos' | 'all_clear', a: Allowance, extra: { inWindow?: number }): void {
+    if (a.capped === 0 || a.reason === undefined) return;
+    this.reporting.metrics?.smsCapped.inc({ reason: a.reason }, a.capped);
+    this.reporting.log?.warn(
+      {
+        incident: incident.id,
+        user: incident.userId,
+        kind,
+        reason: a.reason,
+        created: a.allowed,
+        capped: a.capped,
+        maxPerIncident: this.maxPerIncident,
+        maxPerUserPerDay: this.maxPerUserPerDay,
+        ...(extra.inWindow === undefined ? {} : { smsInLast24h: extra.inWindow }),
+      },
+      'SMS cap reached: deliveries over the cap were not created',
+    );
+  }
+}

@@ -1,0 +1,59 @@
+/** The wire shape of timers, incidents and deliveries, shared by the REST answers and the events. */
+import type { Delivery } from '../domain/delivery.js';
+import type { Incident } from '../domain/incident.js';
+import type { Timer } from '../domain/timer.js';
+
+const iso = (d?: Date) => d?.toISOString();
+
+export function timerView(t: Timer) {
+  return {
+    id: t.id,
+    userId: t.userId,
+    status: t.status,
+    startedAt: iso(t.startedAt),
+    expiresAt: iso(t.expiresAt),
+    resolvedAt: iso(t.resolvedAt),
+    updatedAt: iso(t.updatedAt),
+    locationName: t.locationName,
+    location: t.location,
+    extensions: t.extensions,
+    incidentId: t.incidentId,
+  };
+}
+
+export function incidentView(i: Incident) {
+  return {
+    id: i.id,
+    timerId: i.timerId,
+    userId: i.userId,
+    status: i.status,
+    deadline: iso(i.deadline),
+    createdAt: iso(i.createdAt),
+    updatedAt: iso(i.updatedAt),
+    acknowledgedAt: iso(i.acknowledgedAt),
+    acknowledgedBy: i.acknowledgedBy,
+    resolvedAt: iso(i.resolvedAt),
+    resolvedBy: i.resolvedBy,
+    locationName: i.locationName,
+    location: i.location,
+    displayName: i.displayName,
+  };
+}
+
+/** Deliveries as moderators see them; the phone is masked (they read full numbers over REST). */
+export function deliveryView(d: Delivery, maskPhone: (p: string) => string) {
+  return {
+    key: d.key,
+    incidentId: d.incidentId,
+    contactId: d.contactId,
+    contactName: d.contactName,
+    phone: maskPhone(d.phone),
+    kind: d.kind,
+    status: d.status,
+    attempts: d.attempts,
+    carrier: d.carrier,
+    lastError: d.lastError,
+    nextAttemptAt: iso(d.nextAttemptAt),
+    updatedAt: iso(d.updatedAt),
+  };
+}
