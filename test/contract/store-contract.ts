@@ -1,5 +1,5 @@
 /**
- * The store contract: one suite every Store adapter runs (see DESIGN.md, invariants).
+ * The store contract: one suite every Store adapter runs (docs/invariants.md).
  *
  *   storeContract('sqlite', async () => ({ store, peer, cleanup }));
  *
