@@ -2,8 +2,9 @@
  * The OpenAPI document against a real running Vigil: every route Express registers is
  * described, every described path + method is mounted (answers anything but the
  * `route_not_found` 404), bearer security matches what the routes enforce, /openapi.json
- * serves the document, and every documented request bound is the one the service enforces:
- * a value on the bound is accepted, one just past it is refused with 400.
+ * serves the document, every documented request bound is the one the service enforces (a
+ * value on the bound is accepted, one just past it is refused with 400), and the answers to
+ * those probes have the documented shape, with no undocumented fields.
  */
 import { Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -299,6 +300,78 @@ function violations(node: unknown, value: unknown, label = '$'): Violation[] {
   return out;
 }
 
+/** Property names an object schema describes, through `allOf`. */
+function described(node: unknown): Set<string> | undefined {
+  const s = resolve(node);
+  if (Array.isArray(s.allOf)) {
+    const all = new Set<string>();
+    for (const part of s.allOf) for (const k of described(part) ?? []) all.add(k);
+    return all;
+  }
+  return isSchema(s.properties) ? new Set(Object.keys(s.properties)) : undefined;
+}
+
+/**
+ * The subset of JSON Schema the document uses; an object field the schema does not describe
+ * is a problem too, so an answer cannot grow past its documentation.
+ */
+function mismatches(node: unknown, value: unknown, at = '$'): string[] {
+  const s = resolve(node);
+  const out: string[] = [];
+  if (Array.isArray(s.allOf)) {
+    for (const part of s.allOf) out.push(...mismatches({ ...resolve(part), additionalProperties: true }, value, at));
+    const names = described(s);
+    if (names && isSchema(value)) for (const k of Object.keys(value)) if (!names.has(k)) out.push(`${at}.${k} is not documented`);
+    return out;
+  }
+  if (Array.isArray(s.oneOf)) return s.oneOf.some((alt) => mismatches(alt, value, at).length === 0) ? [] : [`${at} matches no oneOf branch`];
+  const listed: unknown[] = Array.isArray(s.enum) ? s.enum : [];
+  if (listed.length > 0 && !listed.includes(value)) out.push(`${at}=${JSON.stringify(value)} not in ${JSON.stringify(listed)}`);
+  if ('const' in s && s.const !== value) out.push(`${at} is not ${JSON.stringify(s.const)}`);
+  switch (s.type) {
+    case 'object': {
+      if (!isSchema(value)) return [...out, `${at} is not an object`];
+      for (const k of strings(s.required)) if (!(k in value)) out.push(`${at}.${k} is missing`);
+      const props = isSchema(s.properties) ? s.properties : {};
+      for (const [k, v] of Object.entries(value)) {
+        if (k in props) out.push(...mismatches(props[k], v, `${at}.${k}`));
+        else if (isSchema(s.additionalProperties)) out.push(...mismatches(s.additionalProperties, v, `${at}.${k}`));
+        else if (s.additionalProperties !== true) out.push(`${at}.${k} is not documented`);
+      }
+      break;
+    }
+    case 'array':
+      if (!Array.isArray(value)) return [...out, `${at} is not an array`];
+      value.forEach((v, i) => out.push(...mismatches(s.items, v, `${at}[${i}]`)));
+      break;
+    case 'integer':
+    case 'number':
+      if (typeof value !== 'number' || (s.type === 'integer' && !Number.isInteger(value))) return [...out, `${at}=${JSON.stringify(value)} is not an ${String(s.type)}`];
+      if (value < (num(s, 'minimum') ?? -Infinity) || value > (num(s, 'maximum') ?? Infinity)) out.push(`${at}=${value} out of bounds`);
+      break;
+    case 'string':
+      if (typeof value !== 'string') return [...out, `${at}=${JSON.stringify(value)} is not a string`];
+      if (value.length > (num(s, 'maxLength') ?? Infinity) || value.length < (num(s, 'minLength') ?? 0)) out.push(`${at} has a length out of bounds`);
+      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(value)) out.push(`${at}=${value} does not match ${s.pattern}`);
+      if (s.format === 'date-time' && Number.isNaN(Date.parse(value))) out.push(`${at}=${value} is not a date-time`);
+      break;
+    case 'boolean':
+      if (typeof value !== 'boolean') out.push(`${at} is not a boolean`);
+      break;
+  }
+  return out;
+}
+
+/** Problems of a 2xx answer against the response the operation documents for its status. */
+function answerProblems(label: string, op: Operation, res: { status: number; body: unknown }): string[] {
+  const documented = op.responses[String(res.status)];
+  if (documented === undefined) return [`${label}: status ${res.status} is not documented`];
+  const r = resolve(documented);
+  const media = isSchema(r.content) ? r.content['application/json'] : undefined;
+  if (!isSchema(media)) return [];
+  return mismatches(media.schema, res.body).map((m) => `${label}: ${m}`);
+}
+
 const REFUSAL_CODES = ['validation_failed', 'out_of_range'];
 const errorCode = (body: unknown) => (isSchema(body) && isSchema(body.error) ? body.error.code : undefined);
 let probeUsers = 0;
@@ -336,7 +409,7 @@ const bodySchema = (op: Operation): unknown => {
   return isSchema(media) ? media.schema : undefined;
 };
 
-describe('documented request bounds are the ones the service enforces', () => {
+describe('documented request bounds are the ones the service enforces, and answers look as documented', () => {
   it('accepts a body on the lower and on the upper edges of every documented JSON body schema', async () => {
     const wrong: string[] = [];
     const probed: string[] = [];
@@ -349,6 +422,7 @@ describe('documented request bounds are the ones the service enforces', () => {
         const body = sample(schema, edge);
         const res = await call(method, t.url, t.token).send(body as object);
         const fine = t.strict2xx ? res.status >= 200 && res.status < 300 : res.status !== 400 && res.status !== 422;
+        wrong.push(...answerProblems(`${method.toUpperCase()} ${path}`, op, res));
         if (!fine) wrong.push(`${method.toUpperCase()} ${path} ${JSON.stringify(body).slice(0, 120)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
       }
     }
@@ -366,6 +440,7 @@ describe('documented request bounds are the ones the service enforces', () => {
       for (const v of violations(schema, sample(schema, 'min'))) {
         labels.push(`${path} ${v.label}`);
         const res = await call(method, t.url, t.token).send(JSON.stringify(v.value)).set('Content-Type', 'application/json');
+        wrong.push(...answerProblems(`${method.toUpperCase()} ${path} ${v.label}`, op, res));
         if (res.status !== 400 || !REFUSAL_CODES.includes(String(errorCode(res.body)))) wrong.push(`${method.toUpperCase()} ${path}: ${v.label} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
       }
     }
@@ -401,6 +476,7 @@ describe('documented request bounds are the ones the service enforces', () => {
           }
           const res = await (body === undefined ? req : req.send(sample(body, 'min') as object));
           probed++;
+          wrong.push(...answerProblems(`${method.toUpperCase()} ${path} ${p.in} ${name}`, op, res));
           const refused = res.status === 400 && errorCode(res.body) === 'validation_failed';
           const accepted = res.status !== 400;
           if (ok ? !accepted : !refused) wrong.push(`${method.toUpperCase()} ${path} ${p.in} ${name}=${JSON.stringify(value).slice(0, 40)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
