@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { TimerLimits } from '../domain/limits.js';
-import { Contact, Delivery, ErrorBody, GeoPoint, Incident, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
+import { Contact, Delivery, ErrorBody, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
 import { ArmBody, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
 
 type Json = Record<string, unknown>;
@@ -204,7 +204,7 @@ function paths(): Record<string, PathItem> {
         summary: 'Incidents with their deliveries (moderators)',
         parameters: queryParameters(IncidentQuery),
         responses: {
-          '200': ok('Incidents', obj({ incidents: { type: 'array', items: ref('schemas', 'IncidentWithDeliveries') }, cursor: dateTime('pass back as `since`'), more: { type: 'boolean', description: 'a full page came back: read again with the new cursor' } }), requestId),
+          '200': ok('Incidents', ref('schemas', 'IncidentList'), requestId),
           ...errors(...userErrors, '403'),
         },
       },
@@ -229,8 +229,7 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'listUserTimers',
         summary: "A person's timers (moderators; support: is her timer still running?)",
-        parameters: [
-          parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(TimerQuery)],
+        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(TimerQuery)],
         responses: {
           '200': ok('Timers', { allOf: [ref('schemas', 'TimerList'), obj({ serverTime: dateTime('the store clock, to show time left') })] }, requestId),
           ...errors(...userErrors, '403'),
@@ -337,6 +336,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['ExtendTimer', ExtendBody.extend({ seconds: duration(limits) })],
     ['Incident', Incident],
     ['IncidentWithDeliveries', IncidentWithDeliveries],
+    ['IncidentList', IncidentList],
     ['Delivery', Delivery],
     ['Contact', Contact],
     ['ContactsInput', ContactsBody],

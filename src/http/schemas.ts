@@ -68,6 +68,12 @@ export const Delivery = z.object({
 
 export const IncidentWithDeliveries = Incident.extend({ deliveries: z.array(Delivery) });
 
+export const IncidentList = z.object({
+  incidents: z.array(IncidentWithDeliveries),
+  cursor: at('pass back as `since`'),
+  more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+});
+
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
 
 export const Readiness = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.string(), z.boolean()) });
