@@ -155,7 +155,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       jwtSecret: config.jwtSecret,
       bodyLimit: config.bodyLimit,
       draining: () => draining,
-      openapi: openapiDocument(),
+      openapi: openapiDocument(limits),
       extra: [
         { path: '/console', router: consoleRouter() },
         {

@@ -1,13 +1,15 @@
 /**
  * OpenAPI 3.1 description of every HTTP route, served at /openapi.json.
- * Kept honest by test/integration/openapi.test.ts: every route Express registers is
- * described here, and every path + method described here answers on a running service.
- * Enums come from the domain so a new status cannot drift from the document.
+ * Schemas are generated from zod: request bodies, query, path and header parameters from the
+ * validators in ./validation.ts, response shapes from ./schemas.ts, duration bounds from the
+ * TimerLimits the service enforces. Kept honest by test/integration/openapi.test.ts: every
+ * route Express registers is described here, every described path + method answers, and the
+ * documented bounds are the ones the running service accepts and refuses.
  */
-import { E164, MAX_CONTACTS } from '../domain/contact.js';
-import { DELIVERY_STATUSES } from '../domain/delivery.js';
-import { INCIDENT_STATUSES } from '../domain/incident.js';
-import { TIMER_STATUSES } from '../domain/timer.js';
+import { z } from 'zod';
+import type { TimerLimits } from '../domain/limits.js';
+import { Contact, Delivery, ErrorBody, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
+import { ArmBody, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
 
 type Json = Record<string, unknown>;
 export type Operation = Json & { operationId: string; responses: Record<string, Json> };
@@ -25,6 +27,50 @@ export interface OpenApiDocument {
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
+type JsonSchema = z.core.JSONSchema.JSONSchema;
+
+/**
+ * Noise off: `z.int()` says ±MAX_SAFE_INTEGER, which only restates what a JSON integer is, and
+ * `format: date-time` already says what zod's long ISO regex says.
+ */
+const lessNoise = ({ jsonSchema }: { jsonSchema: JsonSchema }) => {
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+  if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
+};
+const generate = { io: 'input', unrepresentable: 'throw', override: lessNoise } as const;
+
+/** A Schema Object: the generated JSON Schema without the document-level `$schema` / `$id`. */
+function schemaObject(js: JsonSchema): Json {
+  const { $schema: _s, $id: _i, ...rest } = js;
+  return rest;
+}
+const jsonSchema = (schema: z.ZodType): Json => schemaObject(z.toJSONSchema(schema, generate));
+
+/** A Parameter Object; the schema's description goes on the parameter. */
+function parameter(name: string, where: 'query' | 'path' | 'header', required: boolean, js: JsonSchema): Json {
+  const { description, ...schema } = js;
+  return { name, in: where, required, ...(typeof description === 'string' ? { description } : {}), schema: schemaObject(schema) };
+}
+
+/** One query parameter per field of a strict query validator. */
+function queryParameters(query: z.ZodObject): Json[] {
+  const js = z.toJSONSchema(query, generate);
+  const required = js.required ?? [];
+  return Object.entries(js.properties ?? {}).map(([name, s]) => {
+    if (typeof s === 'boolean') throw new Error(`query field ${name} has no schema`);
+    return parameter(name, 'query', required.includes(name), s);
+  });
+}
+
+/** Durations are checked against the configured limits by the domain (400 `out_of_range`). */
+const duration = (limits: TimerLimits) =>
+  z
+    .int()
+    .min(limits.minSeconds)
+    .max(limits.maxSeconds)
+    .meta({ description: 'between TIMER_MIN_SECONDS and TIMER_MAX_SECONDS; outside answers 400 `out_of_range`' });
+
 const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const json = (schema: Json) => ({ 'application/json': { schema } });
 const ok = (description: string, schema: Json, headers?: Json) => ({ description, content: json(schema), ...(headers ? { headers } : {}) });
@@ -34,7 +80,7 @@ const requestId = { 'X-Request-Id': ref('headers', 'XRequestId') };
 const noBody = {
   required: false,
   description: 'Empty, or an empty JSON object. Unknown fields are refused.',
-  content: json({ type: 'object', additionalProperties: false, maxProperties: 0 }),
+  content: json(jsonSchema(EmptyBody)),
 };
 const errors = (...names: string[]) => Object.fromEntries(names.map((n) => [n, ref('responses', ERROR_RESPONSES[n] ?? 'Internal')]));
 const ERROR_RESPONSES: Record<string, string> = {
@@ -100,7 +146,7 @@ function paths(): Record<string, PathItem> {
         operationId: 'listTimers',
         summary: "The caller's timers",
         description: 'Pass the returned `cursor` back as `since` to catch up after a reconnect (may repeat, never misses).',
-        parameters: [ref('parameters', 'TimerStatus'), ref('parameters', 'Since'), ref('parameters', 'Limit')],
+        parameters: queryParameters(TimerQuery),
         responses: { '200': ok('Timers', ref('schemas', 'TimerList'), requestId), ...errors(...userErrors) },
       },
     },
@@ -156,9 +202,9 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'listIncidents',
         summary: 'Incidents with their deliveries (moderators)',
-        parameters: [ref('parameters', 'IncidentStatus'), ref('parameters', 'Since'), ref('parameters', 'Limit')],
+        parameters: queryParameters(IncidentQuery),
         responses: {
-          '200': ok('Incidents', obj({ incidents: { type: 'array', items: ref('schemas', 'IncidentWithDeliveries') }, cursor: dateTime('pass back as `since`'), more: { type: 'boolean', description: 'a full page came back: read again with the new cursor' } }), requestId),
+          '200': ok('Incidents', ref('schemas', 'IncidentList'), requestId),
           ...errors(...userErrors, '403'),
         },
       },
@@ -183,12 +229,7 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'listUserTimers',
         summary: "A person's timers (moderators; support: is her timer still running?)",
-        parameters: [
-          { name: 'userId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
-          ref('parameters', 'TimerStatus'),
-          ref('parameters', 'Since'),
-          ref('parameters', 'Limit'),
-        ],
+        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(TimerQuery)],
         responses: {
           '200': ok('Timers', { allOf: [ref('schemas', 'TimerList'), obj({ serverTime: dateTime('the store clock, to show time left') })] }, requestId),
           ...errors(...userErrors, '403'),
@@ -285,125 +326,36 @@ function paths(): Record<string, PathItem> {
   };
 }
 
-const geo = obj({ lat: { type: 'number', minimum: -90, maximum: 90 }, lng: { type: 'number', minimum: -180, maximum: 180 } });
-const optionalString = { type: 'string' };
-
-function schemas(): Record<string, Json> {
-  const incident = obj(
-    {
-      id: { type: 'string' },
-      timerId: { type: 'string' },
-      userId: { type: 'string' },
-      status: { type: 'string', enum: [...INCIDENT_STATUSES] },
-      deadline: dateTime('the deadline that passed'),
-      createdAt: dateTime('when the SOS was opened'),
-      updatedAt: dateTime('last change'),
-      acknowledgedAt: dateTime('when a moderator acknowledged it'),
-      acknowledgedBy: optionalString,
-      resolvedAt: dateTime('when it was resolved or became a false alarm'),
-      resolvedBy: optionalString,
-      locationName: optionalString,
-      location: ref('schemas', 'GeoPoint'),
-      displayName: optionalString,
-    },
-    ['id', 'timerId', 'userId', 'status', 'deadline', 'createdAt', 'updatedAt'],
-  );
-  return {
-    GeoPoint: geo,
-    Timer: obj(
-      {
-        id: { type: 'string' },
-        userId: { type: 'string' },
-        status: { type: 'string', enum: [...TIMER_STATUSES] },
-        startedAt: dateTime('when it was armed'),
-        expiresAt: dateTime('the deadline'),
-        resolvedAt: dateTime('when it became safe, cancelled or expired'),
-        updatedAt: dateTime('last change'),
-        locationName: { type: 'string', maxLength: 120 },
-        location: ref('schemas', 'GeoPoint'),
-        extensions: { type: 'integer', minimum: 0 },
-        incidentId: { type: 'string', description: 'set once the SOS incident is open' },
-      },
-      ['id', 'userId', 'status', 'startedAt', 'expiresAt', 'updatedAt', 'extensions'],
-    ),
-    TimerList: obj({ timers: { type: 'array', items: ref('schemas', 'Timer') }, cursor: dateTime('pass back as `since` to catch up'), more: { type: 'boolean', description: 'a full page came back: read again with the new cursor' } }),
-    ArmTimer: {
-      ...obj(
-        {
-          durationSeconds: { type: 'integer', description: 'between TIMER_MIN_SECONDS and TIMER_MAX_SECONDS (60 and 86400 by default)' },
-          locationName: { type: 'string', minLength: 1, maxLength: 120 },
-          location: geo,
-        },
-        ['durationSeconds'],
-      ),
-      additionalProperties: false,
-    },
-    ExtendTimer: {
-      ...obj({ seconds: { type: 'integer', description: 'between TIMER_MIN_SECONDS and TIMER_MAX_SECONDS' } }),
-      additionalProperties: false,
-    },
-    Incident: incident,
-    IncidentWithDeliveries: { allOf: [incident, obj({ deliveries: { type: 'array', items: ref('schemas', 'Delivery') } })] },
-    Delivery: obj(
-      {
-        key: { type: 'string', description: '`incidentId:contactId` (SOS) or `incidentId:contactId:all_clear`; the carrier idempotency key' },
-        incidentId: { type: 'string' },
-        contactId: { type: 'string' },
-        contactName: { type: 'string' },
-        phone: { type: 'string', description: 'E.164 (full number over REST, masked in Socket.IO events)' },
-        kind: { type: 'string', enum: ['sos', 'all_clear'] },
-        status: { type: 'string', enum: [...DELIVERY_STATUSES] },
-        attempts: { type: 'integer', minimum: 0 },
-        carrier: optionalString,
-        lastError: optionalString,
-        nextAttemptAt: dateTime('when the next attempt is due'),
-        updatedAt: dateTime('last change'),
-      },
-      ['key', 'incidentId', 'contactId', 'contactName', 'phone', 'kind', 'status', 'attempts', 'nextAttemptAt', 'updatedAt'],
-    ),
-    Contact: obj({ id: { type: 'string' }, name: { type: 'string', maxLength: 80 }, phone: { type: 'string', pattern: E164.source } }),
-    ContactsInput: {
-      ...obj({
-        contacts: {
-          type: 'array',
-          maxItems: MAX_CONTACTS,
-          description: 'No number may appear twice.',
-          items: {
-            ...obj({ name: { type: 'string', minLength: 1, maxLength: 80 }, phone: { type: 'string', pattern: E164.source, examples: ['+14155550123'] } }),
-            additionalProperties: false,
-          },
-        },
-      }),
-      additionalProperties: false,
-    },
-    Readiness: obj({ status: { type: 'string', enum: ['ready', 'not_ready'] }, checks: { type: 'object', additionalProperties: { type: 'boolean' } } }),
-    TwilioStatusCallback: obj(
-      {
-        MessageSid: { type: 'string' },
-        MessageStatus: { type: 'string', enum: ['queued', 'accepted', 'scheduled', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'read'] },
-        AccountSid: { type: 'string' },
-        ErrorCode: { type: 'string' },
-      },
-      ['MessageSid', 'MessageStatus'],
-    ),
-    Error: obj({
-      error: obj(
-        {
-          code: { type: 'string', description: 'stable, machine-readable, e.g. `timer_not_found`, `validation_failed`' },
-          message: { type: 'string' },
-          details: { type: 'object', additionalProperties: true },
-        },
-        ['code', 'message'],
-      ),
-    }),
-  };
+/** Every named schema, generated together so that shared ones become `$ref`s. */
+function schemas(limits: TimerLimits): Record<string, Json> {
+  const named: [string, z.ZodType][] = [
+    ['GeoPoint', GeoPoint],
+    ['Timer', Timer],
+    ['TimerList', TimerList],
+    ['ArmTimer', ArmBody.extend({ durationSeconds: duration(limits) })],
+    ['ExtendTimer', ExtendBody.extend({ seconds: duration(limits) })],
+    ['Incident', Incident],
+    ['IncidentWithDeliveries', IncidentWithDeliveries],
+    ['IncidentList', IncidentList],
+    ['Delivery', Delivery],
+    ['Contact', Contact],
+    ['ContactsInput', ContactsBody],
+    ['Readiness', Readiness],
+    ['TwilioStatusCallback', TwilioStatusCallback],
+    ['Error', ErrorBody],
+  ];
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of named) registry.add(schema, { id });
+  const { schemas: out } = z.toJSONSchema(registry, { ...generate, uri: (id) => `#/components/schemas/${id}` });
+  return Object.fromEntries(Object.entries(out).map(([id, js]) => [id, schemaObject(js)]));
 }
 
 function errorResponse(description: string, extraHeaders: Json = {}) {
   return { description, headers: { ...requestId, ...extraHeaders }, content: json(ref('schemas', 'Error')) };
 }
 
-export function openapiDocument(): OpenApiDocument {
+/** `limits`: the TimerLimits the TimerService enforces, so documented duration bounds match the running service. */
+export function openapiDocument(limits: TimerLimits): OpenApiDocument {
   return {
     openapi: '3.1.0',
     info: {
@@ -433,19 +385,9 @@ export function openapiDocument(): OpenApiDocument {
         XRequestId: { description: 'Request id (echoed when the client sent a valid one)', schema: { type: 'string' } },
       },
       parameters: {
-        TimerId: { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
-        IncidentId: { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
-        IdempotencyKey: {
-          name: 'Idempotency-Key',
-          in: 'header',
-          required: false,
-          description: 'Makes arming safe to retry: the same key with the same body returns the same timer.',
-          schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' },
-        },
-        TimerStatus: { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: [...TIMER_STATUSES] } },
-        IncidentStatus: { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: [...INCIDENT_STATUSES] } },
-        Since: { name: 'since', in: 'query', required: false, description: 'only what changed after this time (ISO 8601 with offset)', schema: { type: 'string', format: 'date-time' } },
-        Limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 500 } },
+        TimerId: parameter('id', 'path', true, z.toJSONSchema(IdParam, generate)),
+        IncidentId: parameter('id', 'path', true, z.toJSONSchema(IdParam, generate)),
+        IdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(IdempotencyKey, generate)),
       },
       responses: {
         BadRequest: errorResponse('Invalid request (`validation_failed`, `out_of_range`, `malformed_json`, `total_duration_exceeded`)'),
@@ -457,7 +399,7 @@ export function openapiDocument(): OpenApiDocument {
         PayloadTooLarge: errorResponse('The body exceeds BODY_LIMIT'),
         Internal: errorResponse('Unexpected error; quote the X-Request-Id'),
       },
-      schemas: schemas(),
+      schemas: schemas(limits),
     },
   };
 }

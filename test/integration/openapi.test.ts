@@ -1,8 +1,10 @@
 /**
  * The OpenAPI document against a real running Vigil: every route Express registers is
  * described, every described path + method is mounted (answers anything but the
- * `route_not_found` 404), bearer security matches what the routes enforce, and
- * /openapi.json serves the document.
+ * `route_not_found` 404), bearer security matches what the routes enforce, /openapi.json
+ * serves the document, every documented request bound is the one the service enforces (a
+ * value on the bound is accepted, one just past it is refused with 400), and the answers to
+ * those probes have the documented shape, with no undocumented fields.
  */
 import { Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +14,8 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { signToken } from '../../src/auth/tokens.js';
+import { MAX_CONTACTS } from '../../src/domain/contact.js';
+import { makeLimits } from '../../src/domain/limits.js';
 import { HTTP_METHODS, openapiDocument, type OpenApiDocument, type Operation } from '../../src/http/openapi.js';
 import { startVigil, type Vigil } from '../../src/main.js';
 
@@ -99,11 +103,14 @@ let dir: string;
 let vigil: Vigil | undefined;
 let app: ExpressLike;
 let adminToken: string;
-const doc = openapiDocument();
+let doc: OpenApiDocument;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-openapi-'));
-  vigil = await startVigil(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }));
+  // not the defaults: the documented duration bounds must follow the configuration
+  const env = { DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', TIMER_MIN_SECONDS: '45', TIMER_MAX_SECONDS: '7200' };
+  vigil = await startVigil(loadConfig(env));
+  doc = openapiDocument(makeLimits(vigil.config.limits));
   const found: unknown = vigil.app;
   if (!isExpressApp(found)) throw new Error('startVigil did not expose its Express app');
   app = found;
@@ -186,5 +193,305 @@ describe('OpenAPI document against the running service', () => {
     const res = await request(vigil?.url ?? '').get('/openapi.json');
     expect(res.status, 'createApp({ openapi: openapiDocument() }) is not wired in src/main.ts').toBe(200);
     expect(res.body).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+});
+
+// ---- documented bounds against the validators ----
+
+type Schema = Record<string, unknown>;
+const isSchema = (x: unknown): x is Schema => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Follows a local `$ref` (`#/components/...`) to the node it names. */
+function resolve(node: unknown): Schema {
+  if (!isSchema(node)) throw new Error(`not a schema: ${JSON.stringify(node)}`);
+  if (typeof node.$ref !== 'string') return node;
+  let at: unknown = doc;
+  for (const part of node.$ref.replace(/^#\//, '').split('/')) at = isSchema(at) ? at[part] : undefined;
+  return resolve(at);
+}
+
+const num = (s: Schema, k: string) => (typeof s[k] === 'number' ? s[k] : undefined);
+const strings = (x: unknown) => (Array.isArray(x) ? x.filter((v): v is string => typeof v === 'string') : []);
+const NOT_A_PATTERN_MATCH = 'a b';
+
+/** A value the schema allows, on its lower or upper edges; `seed` makes array items distinct. */
+function sample(node: unknown, edge: 'min' | 'max', seed = 0): unknown {
+  const s = resolve(node);
+  const examples = strings(s.examples);
+  if (examples[0] !== undefined) {
+    const ex = examples[0];
+    if (seed === 0) return ex;
+    const varied = ex.slice(0, -3) + String(seed).padStart(3, '0');
+    if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(varied)) throw new Error(`cannot vary example ${ex}; teach sample()`);
+    return varied;
+  }
+  const listed = strings(s.enum);
+  if (listed.length > 0) return edge === 'min' ? listed[0] : listed[listed.length - 1];
+  switch (s.type) {
+    case 'object': {
+      const props = isSchema(s.properties) ? s.properties : {};
+      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, sample(v, edge, seed)]));
+    }
+    case 'array':
+      return Array.from({ length: Math.max(1, num(s, 'minItems') ?? 1) }, (_, i) => sample(s.items, edge, seed + i));
+    case 'integer':
+    case 'number':
+      return edge === 'min' ? (num(s, 'minimum') ?? 1) : (num(s, 'maximum') ?? num(s, 'minimum') ?? 1);
+    case 'boolean':
+      return true;
+    case 'string': {
+      if (s.format === 'date-time') return new Date().toISOString();
+      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test('a')) throw new Error(`string pattern ${s.pattern} needs examples in the schema`);
+      const length = edge === 'min' ? Math.max(1, num(s, 'minLength') ?? 1) : (num(s, 'maxLength') ?? 8);
+      return 'a'.repeat(length);
+    }
+    default:
+      throw new Error(`sample() does not know ${JSON.stringify(s)}`);
+  }
+}
+
+/** `code`: the error the refusal must carry; a bound the domain checks says so in its description. */
+type Violation = { label: string; value: unknown; code?: string };
+
+/** Values that break exactly one documented constraint of `node`, starting from the valid `value`. */
+function violations(node: unknown, value: unknown, label = '$'): Violation[] {
+  const s = resolve(node);
+  const out: Violation[] = [];
+  if (strings(s.enum).length > 0) out.push({ label: `${label} not in enum`, value: 'openapi-probe-unlisted' });
+  switch (s.type) {
+    case 'object': {
+      if (!isSchema(value)) throw new Error(`${label}: sample is not an object`);
+      if (s.additionalProperties === false) out.push({ label: `${label} with an undocumented field`, value: { ...value, openapiProbe: 1 } });
+      for (const k of strings(s.required)) {
+        const { [k]: _dropped, ...rest } = value;
+        out.push({ label: `${label}.${k} missing`, value: rest });
+      }
+      for (const [k, v] of Object.entries(isSchema(s.properties) ? s.properties : {})) {
+        for (const inner of violations(v, value[k], `${label}.${k}`)) out.push({ ...inner, value: { ...value, [k]: inner.value } });
+      }
+      break;
+    }
+    case 'array': {
+      if (!Array.isArray(value)) throw new Error(`${label}: sample is not an array`);
+      const max = num(s, 'maxItems');
+      if (max !== undefined) out.push({ label: `${label} with ${max + 1} items`, value: Array.from({ length: max + 1 }, (_, i) => sample(s.items, 'min', i + 1)) });
+      for (const inner of violations(s.items, value[0], `${label}[0]`)) out.push({ ...inner, value: [inner.value, ...value.slice(1)] });
+      break;
+    }
+    case 'integer':
+    case 'number': {
+      const min = num(s, 'minimum');
+      const max = num(s, 'maximum');
+      const code = typeof s.description === 'string' && s.description.includes('`out_of_range`') ? 'out_of_range' : undefined;
+      if (min !== undefined) out.push({ label: `${label} = ${min - 1} (minimum ${min})`, value: min - 1, code });
+      if (max !== undefined) out.push({ label: `${label} = ${max + 1} (maximum ${max})`, value: max + 1, code });
+      if (s.type === 'integer') out.push({ label: `${label} not an integer`, value: (typeof value === 'number' ? value : 1) + 0.5 });
+      out.push({ label: `${label} as a string`, value: String(value) });
+      break;
+    }
+    case 'string': {
+      const min = num(s, 'minLength');
+      const max = num(s, 'maxLength');
+      if (min !== undefined && min > 0) out.push({ label: `${label} shorter than ${min}`, value: 'a'.repeat(min - 1) });
+      if (max !== undefined) out.push({ label: `${label} longer than ${max}`, value: 'a'.repeat(max + 1) });
+      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(NOT_A_PATTERN_MATCH)) out.push({ label: `${label} not matching ${s.pattern}`, value: NOT_A_PATTERN_MATCH });
+      if (s.format === 'date-time') out.push({ label: `${label} not a date-time`, value: 'yesterday' });
+      out.push({ label: `${label} as a number`, value: 7 });
+      break;
+    }
+  }
+  return out;
+}
+
+/** Property names an object schema describes, through `allOf`. */
+function described(node: unknown): Set<string> | undefined {
+  const s = resolve(node);
+  if (Array.isArray(s.allOf)) {
+    const all = new Set<string>();
+    for (const part of s.allOf) for (const k of described(part) ?? []) all.add(k);
+    return all;
+  }
+  return isSchema(s.properties) ? new Set(Object.keys(s.properties)) : undefined;
+}
+
+/**
+ * The subset of JSON Schema the document uses; an object field the schema does not describe
+ * is a problem too, so an answer cannot grow past its documentation.
+ */
+function mismatches(node: unknown, value: unknown, at = '$'): string[] {
+  const s = resolve(node);
+  const out: string[] = [];
+  if (Array.isArray(s.allOf)) {
+    for (const part of s.allOf) out.push(...mismatches({ ...resolve(part), additionalProperties: true }, value, at));
+    const names = described(s);
+    if (names && isSchema(value)) for (const k of Object.keys(value)) if (!names.has(k)) out.push(`${at}.${k} is not documented`);
+    return out;
+  }
+  if (Array.isArray(s.oneOf)) return s.oneOf.some((alt) => mismatches(alt, value, at).length === 0) ? [] : [`${at} matches no oneOf branch`];
+  const listed: unknown[] = Array.isArray(s.enum) ? s.enum : [];
+  if (listed.length > 0 && !listed.includes(value)) out.push(`${at}=${JSON.stringify(value)} not in ${JSON.stringify(listed)}`);
+  if ('const' in s && s.const !== value) out.push(`${at} is not ${JSON.stringify(s.const)}`);
+  switch (s.type) {
+    case 'object': {
+      if (!isSchema(value)) return [...out, `${at} is not an object`];
+      for (const k of strings(s.required)) if (!(k in value)) out.push(`${at}.${k} is missing`);
+      const props = isSchema(s.properties) ? s.properties : {};
+      for (const [k, v] of Object.entries(value)) {
+        if (k in props) out.push(...mismatches(props[k], v, `${at}.${k}`));
+        else if (isSchema(s.additionalProperties)) out.push(...mismatches(s.additionalProperties, v, `${at}.${k}`));
+        else if (s.additionalProperties !== true) out.push(`${at}.${k} is not documented`);
+      }
+      break;
+    }
+    case 'array':
+      if (!Array.isArray(value)) return [...out, `${at} is not an array`];
+      value.forEach((v, i) => out.push(...mismatches(s.items, v, `${at}[${i}]`)));
+      break;
+    case 'integer':
+    case 'number':
+      if (typeof value !== 'number' || (s.type === 'integer' && !Number.isInteger(value))) return [...out, `${at}=${JSON.stringify(value)} is not an ${String(s.type)}`];
+      if (value < (num(s, 'minimum') ?? -Infinity) || value > (num(s, 'maximum') ?? Infinity)) out.push(`${at}=${value} out of bounds`);
+      break;
+    case 'string':
+      if (typeof value !== 'string') return [...out, `${at}=${JSON.stringify(value)} is not a string`];
+      if (value.length > (num(s, 'maxLength') ?? Infinity) || value.length < (num(s, 'minLength') ?? 0)) out.push(`${at} has a length out of bounds`);
+      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(value)) out.push(`${at}=${value} does not match ${s.pattern}`);
+      if (s.format === 'date-time' && Number.isNaN(Date.parse(value))) out.push(`${at}=${value} is not a date-time`);
+      break;
+    case 'boolean':
+      if (typeof value !== 'boolean') out.push(`${at} is not a boolean`);
+      break;
+  }
+  return out;
+}
+
+/** Problems of a 2xx answer against the response the operation documents for its status. */
+function answerProblems(label: string, op: Operation, res: { status: number; body: unknown }): string[] {
+  const documented = op.responses[String(res.status)];
+  if (documented === undefined) return [`${label}: status ${res.status} is not documented`];
+  const r = resolve(documented);
+  const media = isSchema(r.content) ? r.content['application/json'] : undefined;
+  if (!isSchema(media)) return [];
+  return mismatches(media.schema, res.body).map((m) => `${label}: ${m}`);
+}
+
+const errorCode = (body: unknown) => (isSchema(body) && isSchema(body.error) ? body.error.code : undefined);
+let probeUsers = 0;
+const freshUser = () => signToken(vigil?.config.jwtSecret ?? '', { sub: `openapi-probe-user-${++probeUsers}` });
+
+const params = (op: Operation) => ((op.parameters ?? []) as unknown[]).map((p) => resolve(p));
+
+/**
+ * Where to send a request to `path`: admin routes with the admin token and made-up ids (a
+ * valid request then answers 404, never 400); the caller's timer routes on a timer just
+ * armed by a fresh user, so a valid request succeeds.
+ */
+async function target(path: string): Promise<{ url: string; token: string; strict2xx: boolean }> {
+  if (path.startsWith('/v1/admin')) return { url: concrete(path), token: adminToken, strict2xx: !path.includes('{') || path.includes('/users/') };
+  const token = freshUser();
+  if (!path.includes('{id}')) return { url: path, token, strict2xx: true };
+  const minSeconds = vigil?.config.limits.minSeconds ?? 0;
+  const armed = await request(vigil?.url ?? '').post('/v1/timers').set('Authorization', `Bearer ${token}`).send({ durationSeconds: minSeconds });
+  expect(armed.status).toBe(201);
+  const id = isSchema(armed.body) && isSchema(armed.body.timer) ? armed.body.timer.id : undefined;
+  if (typeof id !== 'string') throw new Error('arming answered no timer id');
+  return { url: path.replace('{id}', id), token, strict2xx: true };
+}
+
+function call(method: (typeof HTTP_METHODS)[number], url: string, token: string) {
+  const agent = request(vigil?.url ?? '');
+  const req = method === 'get' ? agent.get(url) : method === 'put' ? agent.put(url) : method === 'post' ? agent.post(url) : method === 'patch' ? agent.patch(url) : agent.delete(url);
+  return req.set('Authorization', `Bearer ${token}`);
+}
+
+const bodySchema = (op: Operation): unknown => {
+  const body = op.requestBody;
+  if (!isSchema(body) || !isSchema(body.content)) return undefined;
+  const media = body.content['application/json'];
+  return isSchema(media) ? media.schema : undefined;
+};
+
+describe('documented request bounds are the ones the service enforces, and answers look as documented', () => {
+  it('accepts a body on the lower and on the upper edges of every documented JSON body schema', async () => {
+    const wrong: string[] = [];
+    const probed: string[] = [];
+    for (const { method, path, op } of describedOperations(doc)) {
+      const schema = bodySchema(op);
+      if (schema === undefined) continue;
+      probed.push(op.operationId);
+      for (const edge of ['min', 'max'] as const) {
+        const t = await target(path);
+        const body = sample(schema, edge);
+        const res = await call(method, t.url, t.token).send(body as object);
+        const fine = t.strict2xx ? res.status >= 200 && res.status < 300 : res.status !== 400 && res.status !== 422;
+        wrong.push(...answerProblems(`${method.toUpperCase()} ${path}`, op, res));
+        if (!fine) wrong.push(`${method.toUpperCase()} ${path} ${JSON.stringify(body).slice(0, 120)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      }
+    }
+    expect(probed).toEqual(expect.arrayContaining(['armTimer', 'extendTimer', 'checkIn', 'cancelTimer', 'replaceContacts', 'acknowledgeIncident', 'resolveIncident']));
+    expect(wrong).toEqual([]);
+  });
+
+  it('refuses with 400 a body just outside any documented constraint', async () => {
+    const wrong: string[] = [];
+    const labels: string[] = [];
+    for (const { method, path, op } of describedOperations(doc)) {
+      const schema = bodySchema(op);
+      if (schema === undefined) continue;
+      const t = await target(path);
+      for (const v of violations(schema, sample(schema, 'min'))) {
+        labels.push(`${path} ${v.label}`);
+        const res = await call(method, t.url, t.token).send(JSON.stringify(v.value)).set('Content-Type', 'application/json');
+        wrong.push(...answerProblems(`${method.toUpperCase()} ${path} ${v.label}`, op, res));
+        if (res.status !== 400 || errorCode(res.body) !== (v.code ?? 'validation_failed')) wrong.push(`${method.toUpperCase()} ${path}: ${v.label} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+      }
+    }
+    // the bounds this test exists for must be among the probes
+    expect(labels).toEqual(expect.arrayContaining(['/v1/timers $.durationSeconds = 44 (minimum 45)', '/v1/timers $.durationSeconds = 7201 (maximum 7200)', '/v1/timers $.locationName longer than 120', `/v1/me/contacts $.contacts with ${MAX_CONTACTS + 1} items`]));
+    expect(wrong).toEqual([]);
+  });
+
+  it('accepts every documented query, path and header parameter on its bounds and refuses it just outside', async () => {
+    const wrong: string[] = [];
+    let probed = 0;
+    for (const { method, path, op } of describedOperations(doc)) {
+      const body = bodySchema(op);
+      for (const p of params(op)) {
+        const name = String(p.name);
+        if (p.in === 'header' && name === 'X-Twilio-Signature') continue; // the receipts route authenticates it, it has no bounds
+        const values = (p.in === 'query' || p.in === 'header' ? [sample(p.schema, 'min'), sample(p.schema, 'max')] : []).map((value) => ({ value, ok: true }));
+        // parameters travel as text, so type violations are not ones; an empty path segment is another route
+        const bad = violations(p.schema, sample(p.schema, 'min')).filter((v) => !/as a (number|string)$/.test(v.label) && !(p.in === 'path' && v.label.endsWith('shorter than 1')));
+        for (const v of bad) values.push({ value: v.value, ok: false });
+        if (p.in === 'path') values.push({ value: sample(p.schema, 'max'), ok: true });
+        for (const { value, ok } of values) {
+          const t = await target(path);
+          let url = t.url;
+          let req;
+          if (p.in === 'path') {
+            url = path.replace(`{${name}}`, encodeURIComponent(String(value))).replace(/\{(\w+)\}/g, 'openapi-probe-$1');
+            req = call(method, url, t.token);
+          } else if (p.in === 'query') {
+            req = call(method, url, t.token).query({ [name]: String(value) });
+          } else {
+            req = call(method, url, t.token).set(name, String(value));
+          }
+          const res = await (body === undefined ? req : req.send(sample(body, 'min') as object));
+          probed++;
+          wrong.push(...answerProblems(`${method.toUpperCase()} ${path} ${p.in} ${name}`, op, res));
+          const refused = res.status === 400 && errorCode(res.body) === 'validation_failed';
+          const accepted = res.status !== 400;
+          if (ok ? !accepted : !refused) wrong.push(`${method.toUpperCase()} ${path} ${p.in} ${name}=${JSON.stringify(value).slice(0, 40)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+        }
+      }
+      if (method === 'get' && params(op).some((p) => p.in === 'query')) {
+        const t = await target(path);
+        const res = await call(method, t.url, t.token).query({ openapiProbe: '1' });
+        probed++;
+        if (res.status !== 400) wrong.push(`${method.toUpperCase()} ${path} accepted an undocumented query parameter`);
+      }
+    }
+    expect(probed).toBeGreaterThan(20);
+    expect(wrong).toEqual([]);
   });
 });

@@ -8,7 +8,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { EnvSchema } from '../../src/config.js';
+import { EnvSchema, loadConfig } from '../../src/config.js';
+import { makeLimits } from '../../src/domain/limits.js';
 import { openapiDocument } from '../../src/http/openapi.js';
 import { createMetrics } from '../../src/metrics.js';
 import { markdownAnchors, metricExists, parseDockerfile, promqlMetricNames } from '../helpers/ops.js';
@@ -96,7 +97,7 @@ const service = one('service.yaml', 'Service');
 const configMap = one('configmap.yaml', 'ConfigMap');
 const secret = one('secret.example.yaml', 'Secret');
 const rule = one('prometheusrule.yaml', 'PrometheusRule');
-const doc = openapiDocument();
+const doc = openapiDocument(makeLimits(loadConfig({}).limits));
 
 const knownMetrics = (() => {
   const names = new Set([...read('src', 'metrics.ts').matchAll(/name: '(vigil_\w+)'/g)].map((m) => m[1] ?? ''));

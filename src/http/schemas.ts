@@ -1,0 +1,94 @@
+/**
+ * Response shapes (zod) that the OpenAPI document is generated from, plus the geo point that
+ * requests share. Responses are plain objects: they describe, they do not refuse extra fields.
+ */
+import { z } from 'zod';
+import { E164 } from '../domain/contact.js';
+import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
+import { INCIDENT_STATUSES } from '../domain/incident.js';
+import { TIMER_STATUSES } from '../domain/timer.js';
+
+const at = (description: string) => z.iso.datetime().meta({ description });
+
+export const GeoPoint = z.strictObject({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
+
+export const Timer = z.object({
+  id: z.string(),
+  userId: z.string(),
+  status: z.enum(TIMER_STATUSES),
+  startedAt: at('when it was armed'),
+  expiresAt: at('the deadline'),
+  resolvedAt: at('when it became safe, cancelled or expired').optional(),
+  updatedAt: at('last change'),
+  locationName: z.string().max(120).optional(),
+  location: GeoPoint.optional(),
+  extensions: z.int().min(0),
+  incidentId: z.string().meta({ description: 'set once the SOS incident is open' }).optional(),
+});
+
+export const TimerList = z.object({
+  timers: z.array(Timer),
+  cursor: at('pass back as `since` to catch up'),
+  more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+});
+
+export const Incident = z.object({
+  id: z.string(),
+  timerId: z.string(),
+  userId: z.string(),
+  status: z.enum(INCIDENT_STATUSES),
+  deadline: at('the deadline that passed'),
+  createdAt: at('when the SOS was opened'),
+  updatedAt: at('last change'),
+  acknowledgedAt: at('when a moderator acknowledged it').optional(),
+  acknowledgedBy: z.string().optional(),
+  resolvedAt: at('when it was resolved or became a false alarm').optional(),
+  resolvedBy: z.string().optional(),
+  locationName: z.string().optional(),
+  location: GeoPoint.optional(),
+  displayName: z.string().optional(),
+});
+
+const DELIVERY_KINDS = ['sos', 'all_clear'] as const satisfies readonly DeliveryKind[];
+
+export const Delivery = z.object({
+  key: z.string().meta({ description: '`incidentId:contactId` (SOS) or `incidentId:contactId:all_clear`; the carrier idempotency key' }),
+  incidentId: z.string(),
+  contactId: z.string(),
+  contactName: z.string(),
+  phone: z.string().meta({ description: 'E.164 (full number over REST, masked in Socket.IO events)' }),
+  kind: z.enum(DELIVERY_KINDS),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.int().min(0),
+  carrier: z.string().optional(),
+  lastError: z.string().optional(),
+  nextAttemptAt: at('when the next attempt is due'),
+  updatedAt: at('last change'),
+});
+
+export const IncidentWithDeliveries = Incident.extend({ deliveries: z.array(Delivery) });
+
+export const IncidentList = z.object({
+  incidents: z.array(IncidentWithDeliveries),
+  cursor: at('pass back as `since`'),
+  more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+});
+
+export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
+
+export const Readiness = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.string(), z.boolean()) });
+
+export const TwilioStatusCallback = z.object({
+  MessageSid: z.string(),
+  MessageStatus: z.enum(['queued', 'accepted', 'scheduled', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'read']),
+  AccountSid: z.string().optional(),
+  ErrorCode: z.string().optional(),
+});
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string().meta({ description: 'stable, machine-readable, e.g. `timer_not_found`, `validation_failed`' }),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
