@@ -9,7 +9,7 @@ import { outcomeOf, type Delivery, type RetryPolicy } from '../domain/delivery.j
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
-import type { Carrier, SendResult } from '../sms/port.js';
+import type { Carrier, OutgoingSms, SendResult } from '../sms/port.js';
 import type { Store } from '../store/port.js';
 
 export interface DispatchSettings {
@@ -63,7 +63,7 @@ export class Dispatcher {
         result = { ok: false, carrier: d.carrier ?? this.carrier.name, retryable: true, code: 'attempts_exhausted' };
       } else {
         result = await this.carrier
-          .send({ to: d.phone, body: d.body, idempotencyKey: d.key })
+          .send({ to: d.phone, body: d.body, idempotencyKey: d.key, ...earlierOf(d) })
           .catch((err: unknown): SendResult => {
             this.log.warn({ err, delivery: d.key }, 'carrier threw; treating as retryable');
             return { ok: false, carrier: this.carrier.name, retryable: true, code: 'carrier_error' };
@@ -97,3 +97,7 @@ export class Dispatcher {
     }
   }
 }
+
+/** A retry tells the carrier how the last attempt ended, so it can look before sending again. */
+const earlierOf = (d: Delivery): Pick<OutgoingSms, 'earlier'> =>
+  d.attempts > 1 ? { earlier: { since: d.createdAt, ...(d.lastError === undefined ? {} : { lastError: d.lastError }) } } : {};
