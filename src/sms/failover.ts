@@ -15,7 +15,7 @@
  * A permanent failure from the primary is returned as is: it is about this message (a bad
  * or unsubscribed number), and the primary answered, so it also counts as a sign of life.
  *
- * Duplicates: the secondary cannot share the primary's idempotency, so a send that timed
+ * Duplicates: the secondary cannot look up what the primary accepted, so a send that timed
  * out at the primary (and may have been accepted there) and then goes to the secondary can
  * reach the contact twice. For an SOS that is preferred to not reaching them.
  */

@@ -2,7 +2,8 @@
  * Sends due deliveries. Each tick leases what is due (the attempt is counted in the
  * store before the carrier is called) and sends without waiting for the others: one
  * slow or bad number never holds back the rest. A lease that lapses (crash, hang) makes
- * the delivery claimable again and it is resent with the same idempotency key.
+ * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
+ * a carrier that can look up what it accepted checks before sending again.
  */
 import type { Logger } from 'pino';
 import { outcomeOf, type Delivery, type RetryPolicy } from '../domain/delivery.js';
