@@ -9,7 +9,7 @@ import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
 import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
 import { seeded } from '../helpers/random.js';
-import { armWithContacts, fast2smsEnv, incidents, LossyProxy, twilioEnv, type IncidentView } from './sms-support.js';
+import { armWithContacts, dispatchRound, expireAndSweep, fast2smsEnv, incidentOf, incidents, LossyProxy, twilioEnv, type IncidentView } from './sms-support.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -104,6 +104,35 @@ describe('retryable faults (30%: 500s, hangs and lost answers)', () => {
     expect(max).toBeGreaterThan(1);
     expect(proxy.dropped).toBeGreaterThan(0);
     expect(found).toBeGreaterThan(0);
+  });
+});
+
+describe('at most one message per delivery after an ambiguous failure (the dispatcher and the real Twilio client)', () => {
+  it('an answer lost after acceptance, then a failed lookup: the delivery ends sent with the SID Twilio holds, one message', async () => {
+    const tw = await FakeTwilio.start();
+    stops.push(() => tw.close());
+    const v = await startTestVigil({ ...twilioEnv(tw), DELIVERY_BACKOFF_BASE_MS: '20', DELIVERY_BACKOFF_CAP_MS: '50' }, { manualTicks: true });
+    stops.push(() => v.stop());
+    const phone = '+14155557001';
+    const a = await armWithContacts(v, 'lost-answer', [phone]);
+    await expireAndSweep(v, a.expiresAt);
+
+    tw.loseAnswers(1); // attempt 1: Twilio accepts, the connection is reset before the answer
+    await dispatchRound(v);
+    expect((await incidentOf(v, a.timerId)).deliveries[0]).toMatchObject({ status: 'pending', attempts: 1, lastError: 'net_econnreset' });
+    expect(tw.acceptedFor(phone)).toHaveLength(1);
+    tw.failNext(2, 503); // the lookups of attempts 2 and 3 fail: nothing may be created meanwhile
+    const d = await eventually(async () => {
+      await dispatchRound(v);
+      const i = await incidentOf(v, a.timerId);
+      return i.deliveries[0]?.status === 'sent' ? i.deliveries[0] : undefined;
+    }, 'the delivery to be sent', 15_000, 20);
+
+    expect(d.attempts).toBe(4);
+    expect(tw.requests.filter((r) => r.to === phone)).toHaveLength(1);
+    expect(tw.acceptedFor(phone)).toHaveLength(1);
+    expect(tw.lookups.map((l) => l.status)).toEqual([503, 503, 200]);
+    expect((await v.vigil.store.getDelivery(d.key))?.providerMessageId).toBe(tw.acceptedFor(phone)[0]?.sid);
   });
 });
 
