@@ -49,7 +49,7 @@ const AMBIGUOUS_CODES: ReadonlySet<string> = new Set(['timeout', 'net_econnreset
 const LOOKUP_PREFIX = 'lookup_';
 
 /** Whether an attempt that ended like this may have sent the text; an unrecorded outcome may have. */
-export const mayHaveBeenSent = (earlier: EarlierAttempts): boolean =>
+const mayHaveBeenSent = (earlier: EarlierAttempts): boolean =>
   earlier.lastError === undefined || AMBIGUOUS_CODES.has(earlier.lastError) || earlier.lastError.startsWith(LOOKUP_PREFIX);
 
 /** How far Twilio's clock may be behind the store's when comparing `date_created` with the delivery's creation. */
