@@ -251,7 +251,7 @@ describe('alerts and dashboard', () => {
 
   const dashboardFile = read('ops', 'grafana', 'vigil-dashboard.json');
   const dashboard = JSON.parse(dashboardFile) as {
-    panels: { type: string; title: string; targets?: { expr: string }[] }[];
+    panels: { type: string; title: string; targets?: { expr: string }[]; fieldConfig?: { defaults?: { unit?: string }; overrides?: unknown[] } }[];
     templating: { list: { query?: string | { query?: string } }[] };
   };
 
@@ -282,7 +282,9 @@ describe('alerts and dashboard', () => {
       'vigil_sweeps_total',
       'vigil_sweep_duration_seconds_bucket',
       'vigil_lock_acquisitions_total',
-      'vigil_lock_holder',
+      'vigil_sos_sms_latency_seconds_bucket',
+      'vigil_commands_total',
+      'vigil_nodejs_eventloop_lag_p99_seconds',
       'vigil_deliveries_total',
       'vigil_delivery_oldest_pending_age_seconds',
       'vigil_deliveries_dead',
@@ -291,6 +293,30 @@ describe('alerts and dashboard', () => {
     ]) {
       expect(used.has(needed), needed).toBe(true);
     }
+  });
+});
+
+describe('dashboard panels', () => {
+  const dashboard = JSON.parse(read('ops', 'grafana', 'vigil-dashboard.json')) as {
+    panels: { type: string; title: string; targets?: { expr: string }[]; fieldConfig?: { defaults?: { unit?: string } } }[];
+  };
+  const graphs = dashboard.panels.filter((p) => p.type !== 'row');
+
+  it('a ratio panel shows 0, not "No data", when nothing happened', () => {
+    for (const p of graphs.filter((g) => g.fieldConfig?.defaults?.unit === 'percentunit')) {
+      for (const t of p.targets ?? []) expect(t.expr, p.title).toMatch(/\/ \(.*> 0\)\) or vector\(0\)$/);
+    }
+  });
+
+  it('every panel has one unit, and time-series panels of seconds plot only durations', () => {
+    for (const p of graphs) expect(p.fieldConfig?.defaults?.unit, p.title).toBeTruthy();
+    for (const p of graphs.filter((g) => g.fieldConfig?.defaults?.unit === 's' && g.type === 'timeseries')) {
+      for (const t of p.targets ?? []) expect(t.expr, p.title).toMatch(/_seconds|histogram_quantile/);
+    }
+  });
+
+  it('no panel reads the lock-holder gauge, which is 1 only for the milliseconds of a sweep', () => {
+    for (const p of graphs) for (const t of p.targets ?? []) expect(t.expr, p.title).not.toContain('vigil_lock_holder');
   });
 });
 
