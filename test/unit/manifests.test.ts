@@ -11,6 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { EnvSchema } from '../../src/config.js';
 import { openapiDocument } from '../../src/http/openapi.js';
 import { createMetrics } from '../../src/metrics.js';
+import { ConfigMap, Service } from 'kubernetes-models/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { configMapHash, kustomizeBuild, parseEnvFile, type KObject } from '../helpers/kustomize.js';
 import { markdownAnchors, metricExists, parseDockerfile, promqlMetricNames } from '../helpers/ops.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -93,7 +98,19 @@ const podSpec = deployment.spec?.template?.spec ?? {};
 const podLabels = deployment.spec?.template?.metadata?.labels;
 const container = (podSpec.containers ?? [])[0] as Container;
 const service = one('service.yaml', 'Service');
-const configMap = one('configmap.yaml', 'ConfigMap');
+// what `kubectl apply -k k8s/` sends: the generated ConfigMap, hashed names, labels, images
+const built = kustomizeBuild(K8S);
+const builtOne = (kind: string, name?: string): K8sObject => {
+  const found = built.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  expect(found, `kustomize build holds one ${kind} ${name ?? ''}`).toHaveLength(1);
+  return found[0] as K8sObject;
+};
+const configMap = (() => {
+  const found = built.filter((o) => o.kind === 'ConfigMap' && /^vigil-config-[a-z0-9]{10}$/.test(o.metadata.name));
+  expect(found, 'one generated vigil-config-<hash> ConfigMap').toHaveLength(1);
+  return found[0] as K8sObject;
+})();
+const builtContainer = (builtOne('Deployment', 'vigil').spec?.template?.spec?.containers ?? [])[0] as Container;
 const secret = one('secret.example.yaml', 'Secret');
 const rule = one('prometheusrule.yaml', 'PrometheusRule');
 const doc = openapiDocument();
@@ -122,8 +139,9 @@ describe('manifests', () => {
     expect([...(k.resources ?? [])].sort()).toEqual(expected);
   });
 
-  it('Deployment: 3 replicas, selector matches its pods, probes on real routes and named ports', () => {
-    expect(deployment.spec?.replicas).toBe(3);
+  it('Deployment: no replica count beside the HPA, selector matches its pods, probes on real routes and named ports', () => {
+    // `kubectl apply -k` would reset the HPA's count to this value and drop the removed pods' sockets
+    expect(deployment.spec?.replicas, 'the HPA owns the replica count').toBeUndefined();
     expect(subset(deployment.spec?.selector?.matchLabels, podLabels)).toBe(true);
     const portNames = (container.ports ?? []).map((p) => p.name);
     const probes = { startupProbe: '/livez', livenessProbe: '/livez', readinessProbe: '/readyz' } as const;
@@ -135,8 +153,8 @@ describe('manifests', () => {
     }
   });
 
-  it('Deployment: env from the ConfigMap and the Secret, REPLICA_ID from the pod name', () => {
-    const from = container.envFrom ?? [];
+  it('Deployment: env from the generated ConfigMap and the Secret, REPLICA_ID from the pod name', () => {
+    const from = builtContainer.envFrom ?? [];
     expect(from.map((e) => e.configMapRef?.name).filter(Boolean)).toEqual([configMap.metadata?.name]);
     expect(from.map((e) => e.secretRef?.name).filter(Boolean)).toEqual([secret.metadata?.name]);
     const replica = (container.env ?? []).find((e) => e.name === 'REPLICA_ID');
@@ -212,6 +230,101 @@ describe('manifests', () => {
     expect(subset(pdb.spec?.selector?.matchLabels, podLabels)).toBe(true);
     expect(pdb.spec?.minAvailable).toBe(2);
     expect(Number(pdb.spec?.minAvailable)).toBeLessThan(hpa.spec?.minReplicas ?? 0);
+  });
+});
+
+describe('kustomize build, validated against the Kubernetes types', () => {
+  const VALIDATORS: Record<string, (o: KObject) => { validate(): void }> = {
+    'v1/ConfigMap': (o) => new ConfigMap(o as ConstructorParameters<typeof ConfigMap>[0]),
+    'v1/Service': (o) => new Service(o as ConstructorParameters<typeof Service>[0]),
+    'apps/v1/Deployment': (o) => new Deployment(o as ConstructorParameters<typeof Deployment>[0]),
+    'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as ConstructorParameters<typeof HorizontalPodAutoscaler>[0]),
+    'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as ConstructorParameters<typeof PodDisruptionBudget>[0]),
+  };
+  const CRDS = new Set(['monitoring.coreos.com/v1/PrometheusRule', 'monitoring.coreos.com/v1/ServiceMonitor']);
+  const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  const DURATION = /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
+  const stringMap = (v: unknown) => v === undefined || (typeof v === 'object' && v !== null && Object.values(v).every((x) => typeof x === 'string'));
+
+  it('builds the objects apply -k sends, each with a valid name and the managed-by label', () => {
+    expect(built.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort()).toEqual(
+      [
+        'ConfigMap/vigil-config-<hash>',
+        'ConfigMap/vigil-grafana-dashboard',
+        'Deployment/vigil',
+        'HorizontalPodAutoscaler/vigil',
+        'PodDisruptionBudget/vigil',
+        'PrometheusRule/vigil',
+        'Service/vigil',
+        'ServiceMonitor/vigil',
+      ].sort(),
+    );
+    for (const o of built) {
+      expect(o.metadata.name, o.kind).toMatch(DNS1123);
+      expect(o.metadata.labels?.['app.kubernetes.io/managed-by'], o.kind).toBe('kustomize');
+    }
+  });
+
+  it('every built-in object passes its kubernetes-models validation; only known CRDs remain', () => {
+    for (const o of built) {
+      const key = `${o.apiVersion}/${o.kind}`;
+      const make = VALIDATORS[key];
+      if (!make) {
+        expect(CRDS.has(key), `${key} has a validator`).toBe(true);
+        continue;
+      }
+      expect(() => make(o).validate(), `${key} ${o.metadata.name}`).not.toThrow();
+    }
+  });
+
+  it('the validation can fail: a string replica count and a non-string ConfigMap value are refused', () => {
+    const d = structuredClone(builtOne('Deployment', 'vigil')) as KObject & { spec: { replicas?: unknown } };
+    d.spec.replicas = 'three';
+    expect(() => new Deployment(d as unknown as ConstructorParameters<typeof Deployment>[0]).validate()).toThrow(/replicas/);
+    const cm = { ...configMap, data: { PORT: 3000 } };
+    expect(() => new ConfigMap(cm as unknown as ConstructorParameters<typeof ConfigMap>[0]).validate()).toThrow(/data/);
+  });
+
+  it('PrometheusRule: groups of alerts with an expression, a duration, and string labels and annotations', () => {
+    const pr = builtOne('PrometheusRule') as K8sObject & { spec: { groups: Record<string, unknown>[] } };
+    expect(Object.keys(pr.spec)).toEqual(['groups']);
+    expect(pr.spec.groups.length).toBeGreaterThan(0);
+    const names = new Set<string>();
+    for (const g of pr.spec.groups) {
+      expect(Object.keys(g).every((k) => ['name', 'interval', 'rules', 'partial_response_strategy', 'limit'].includes(k)), JSON.stringify(Object.keys(g))).toBe(true);
+      expect(typeof g.name).toBe('string');
+      expect(names.has(String(g.name)), `group ${String(g.name)} is unique`).toBe(false);
+      names.add(String(g.name));
+      for (const r of g.rules as Record<string, unknown>[]) {
+        expect(Object.keys(r).every((k) => ['alert', 'record', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations'].includes(k)), JSON.stringify(r)).toBe(true);
+        expect(typeof r.alert === 'string' || typeof r.record === 'string').toBe(true);
+        expect(typeof r.expr === 'string' && r.expr.trim() !== '').toBe(true);
+        if (r.for !== undefined) expect(String(r.for)).toMatch(DURATION);
+        expect(stringMap(r.labels) && stringMap(r.annotations), String(r.alert)).toBe(true);
+      }
+    }
+  });
+
+  it('ServiceMonitor: a label selector and endpoints with a port, a path and durations', () => {
+    const sm = builtOne('ServiceMonitor') as K8sObject & { spec: { selector: { matchLabels: unknown }; endpoints: Record<string, unknown>[] } };
+    expect(stringMap(sm.spec.selector.matchLabels)).toBe(true);
+    expect(sm.spec.endpoints.length).toBeGreaterThan(0);
+    for (const e of sm.spec.endpoints) {
+      expect(Object.keys(e).every((k) => ['port', 'path', 'interval', 'scrapeTimeout', 'scheme', 'honorLabels', 'relabelings', 'metricRelabelings'].includes(k))).toBe(true);
+      expect(typeof e.port).toBe('string');
+      expect(String(e.path)).toMatch(/^\//);
+      for (const d of [e.interval, e.scrapeTimeout]) if (d !== undefined) expect(String(d)).toMatch(DURATION);
+    }
+  });
+
+  it('the generated ConfigMap is the env file, and its name follows the content so a change rolls the pods', () => {
+    const env = parseEnvFile(read('k8s', 'vigil-config.env'));
+    expect(configMap.data).toEqual(env);
+    expect(configMap.metadata?.name).toBe(`vigil-config-${configMapHash('vigil-config', env)}`);
+    expect(configMapHash('vigil-config', { ...env, LOG_LEVEL: 'debug' })).not.toBe(configMapHash('vigil-config', env));
+    // the pod template points at the hashed name: a new name is a new template, hence a rollout
+    expect((builtContainer.envFrom ?? []).map((e) => e.configMapRef?.name).filter(Boolean)).toEqual([configMap.metadata?.name]);
+    expect(builtContainer.image).toBe('vigil:0.1.0');
   });
 });
 
