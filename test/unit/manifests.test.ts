@@ -439,9 +439,11 @@ describe('Dockerfile', () => {
   const ops = (op: string) => (final?.instructions ?? []).filter((i) => i.op === op);
   const everything = stages.flatMap((s) => s.instructions);
 
-  it('is multi-stage on node:20-bookworm-slim: npm ci + build, then npm ci --omit=dev', () => {
+  it('is multi-stage on Node 22 LTS bookworm-slim pinned by digest: npm ci + build, then npm ci --omit=dev', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(stages.every((s) => s.from === 'node:20-bookworm-slim' || stages.some((o) => o.name === s.from))).toBe(true);
+    const bases = new Set(stages.filter((s) => !stages.some((o) => o.name === s.from)).map((s) => s.from));
+    expect(bases.size, 'one base image').toBe(1);
+    expect([...bases][0]).toMatch(/^node:22\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
     const runs = everything.filter((i) => i.op === 'RUN').map((i) => i.args);
     expect(runs.some((r) => /\bnpm ci\b(?!.*--omit=dev)/.test(r))).toBe(true);
     expect(runs.some((r) => /\bnpm run build\b/.test(r))).toBe(true);
