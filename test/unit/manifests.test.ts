@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { EnvSchema } from '../../src/config.js';
 import { openapiDocument } from '../../src/http/openapi.js';
@@ -367,6 +367,10 @@ describe('alerts and dashboard', () => {
     panels: { type: string; title: string; targets?: { expr: string }[]; fieldConfig?: { defaults?: { unit?: string }; overrides?: unknown[] } }[];
     templating: { list: { query?: string | { query?: string } }[] };
   };
+
+  it('the PrometheusRule carries exactly ops/prometheus/vigil-rules.yaml', () => {
+    expect(rule.spec, 'run `node scripts/sync-dashboard.mjs`').toEqual(parse(read('ops', 'prometheus', 'vigil-rules.yaml')));
+  });
 
   it('the dashboard ConfigMap carries exactly ops/grafana/vigil-dashboard.json', () => {
     const cm = one('grafana-dashboard.yaml', 'ConfigMap');
