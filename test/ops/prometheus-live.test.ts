@@ -169,6 +169,14 @@ describe.skipIf(missing)(missing ? `dashboard and alerts on a live Prometheus (s
     const { cluster, prom } = await setUp(1);
     await generateTraffic(cluster);
     await expectEveryQueryAnswers(prom, cluster);
+    // refused commands are counted by the error code the client received
+    const reasons = await prom.query(`sum by (reason) (vigil_commands_total{job="${JOB}",outcome="refused"})`);
+    const byReason = Object.fromEntries((reasons.data?.result ?? []).map((x) => [x.metric.reason, Number(x.value?.[1])]));
+    expect(byReason).toMatchObject({ live_timer_exists: 3, timer_not_found: 1, unauthorized: 1 });
+    expect((byReason.validation_failed ?? 0) + (byReason.out_of_range ?? 0)).toBe(1);
+    // one SOS-to-SMS observation per contact texted
+    const latency = await prom.query(`sum(vigil_sos_sms_latency_seconds_count{job="${JOB}"})`);
+    expect(Number(latency.data?.result[0]?.value?.[1])).toBe(6);
 
     if (!promtoolMissing()) {
       const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: await cluster.metrics(0), encoding: 'utf8' });
