@@ -45,13 +45,15 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/app/data \
     npm_config_update_notifier=false \
-    npm_config_logs_max=0
+    npm_config_logs_max=0 \
+    npm_config_cache=/tmp/npm-cache
 # code and dependencies belong to root and are read-only for the service user
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/tools ./tools
 # package.json carries "type": "module": dist/*.js and tools/**/*.js are ES modules.
-# `npm run token -- --user alice` (e.g. through `docker exec`) runs the compiled tool here.
+# `npm run token -- --user alice` (e.g. through `docker exec`) runs the compiled tool here;
+# npm writes no logs and keeps its cache in /tmp (the home directory /app is read-only).
 COPY package.json ./
 RUN npm pkg set scripts.token="node tools/scripts/token.js" \
  && mkdir -p /app/data && chown vigil:vigil /app/data

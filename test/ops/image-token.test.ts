@@ -35,7 +35,11 @@ describe('the token tool in the image', () => {
     expect(pkgSet, 'the runtime stage points npm run token at the compiled tool').toBeDefined();
     cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
     symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'));
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: app, DATA_DIR: join(app, 'data'), npm_config_update_notifier: 'false', npm_config_logs_max: '0' };
+    // the runtime stage's npm settings, with its /tmp moved into this test's directory
+    const runtimeEnv = (stages.at(-1)?.instructions ?? []).filter((i) => i.op === 'ENV').map((i) => i.args).join(' ');
+    const npmConfig = Object.fromEntries([...runtimeEnv.matchAll(/\b(npm_config_\w+)=(\S+)/g)].map((m) => [m[1], (m[2] ?? '').replace(/^\/tmp\//, `${app}/tmp/`)]));
+    expect(npmConfig).toMatchObject({ npm_config_logs_max: '0', npm_config_update_notifier: 'false' });
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: app, DATA_DIR: join(app, 'data'), ...npmConfig };
     execFileSync('npm', ['pkg', 'set', (pkgSet ?? '').replace(/"/g, '')], { cwd: app, env, stdio: 'pipe' });
 
     const token = execFileSync('npm', ['run', '-s', 'token', '--', '--user', 'alice', '--admin'], { cwd: app, env, encoding: 'utf8' }).trim();
