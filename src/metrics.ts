@@ -136,7 +136,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
     }),
     commands: new client.Counter({
       name: 'vigil_commands_total',
-      help: 'Requests that change state (not GET/HEAD), by route template, outcome (accepted, refused, failed) and error code',
+      help: 'Requests that change state (not GET, HEAD or OPTIONS), by route template, outcome (accepted, refused, failed) and error code',
       labelNames: ['route', 'outcome', 'reason'],
       registers: r,
     }),
