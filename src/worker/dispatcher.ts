@@ -85,6 +85,7 @@ export class Dispatcher {
         this.log.warn({ delivery: d.key, attempt: d.attempts }, 'delivery lease lost before the outcome was recorded');
         return;
       }
+      if (o.status === 'sent' && d.kind === 'sos') this.metrics.sosSmsLatency.observe(Math.max(0, (now.getTime() - d.createdAt.getTime()) / 1000));
       const level = o.status === 'dead' || o.status === 'failed' ? 'error' : 'info';
       this.log[level](
         { delivery: d.key, incident: d.incidentId, kind: d.kind, attempt: d.attempts, carrier: result.carrier, status: o.status, recipient: maskPhone(d.phone), error: o.status === 'sent' ? undefined : o.error },
