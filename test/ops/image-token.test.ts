@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyToken } from '../../src/http/auth.js';
+import { verifyToken } from '../../src/auth/tokens.js';
 import { parseDockerfile } from '../helpers/ops.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
