@@ -155,6 +155,60 @@ describe('timers', () => {
   });
 });
 
+describe('repeats are safe: timer commands with an Idempotency-Key', () => {
+  it('invariant 6: a retried extend with the same key extends once and is answered as a replay', async () => {
+    const tok = v.token(user());
+    const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer;
+    const first = await v.api(tok, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 300 }, { 'Idempotency-Key': 'ext-1' });
+    const retry = await v.api(tok, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 300 }, { 'Idempotency-Key': 'ext-1' });
+    expect(first.status).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.timer).toMatchObject({ id: t.id, extensions: 1, expiresAt: first.body.timer.expiresAt });
+    const now = (await v.api(tok, 'GET', `/v1/timers/${t.id}`)).body.timer;
+    expect(now.extensions).toBe(1);
+    expect(Date.parse(now.expiresAt) - Date.parse(t.expiresAt)).toBe(300_000);
+    // without a key, each extend acts, as before
+    expect((await v.api(tok, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 60 })).body.timer.extensions).toBe(2);
+  });
+
+  it('the key reused with another body, command or timer is 422 idempotency_key_reused and changes nothing', async () => {
+    const tok = v.token(user());
+    const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer;
+    expect((await v.api(tok, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 300 }, { 'Idempotency-Key': 'k' })).status).toBe(200);
+    const otherBody = await v.api(tok, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 120 }, { 'Idempotency-Key': 'k' });
+    expect(otherBody.status).toBe(422);
+    expect(otherBody.body.error.code).toBe('idempotency_key_reused');
+    expect((await v.api(tok, 'POST', `/v1/timers/${t.id}/safe`, undefined, { 'Idempotency-Key': 'k' })).status).toBe(422);
+    const after = (await v.api(tok, 'GET', `/v1/timers/${t.id}`)).body.timer;
+    expect(after).toMatchObject({ status: 'extended', extensions: 1 });
+  });
+
+  it('invariant 6: a retried cancel with the same key is a replay of the cancelled timer', async () => {
+    const tok = v.token(user());
+    const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer;
+    const first = await v.api(tok, 'POST', `/v1/timers/${t.id}/cancel`, undefined, { 'Idempotency-Key': 'c-1' });
+    const retry = await v.api(tok, 'POST', `/v1/timers/${t.id}/cancel`, undefined, { 'Idempotency-Key': 'c-1' });
+    expect(first.body.timer.status).toBe('cancelled');
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.timer).toEqual(first.body.timer);
+    // the key used on this timer is refused on the next one
+    const next = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer;
+    expect((await v.api(tok, 'POST', `/v1/timers/${next.id}/cancel`, undefined, { 'Idempotency-Key': 'c-1' })).status).toBe(422);
+    expect((await v.api(tok, 'GET', `/v1/timers/${next.id}`)).body.timer.status).toBe('active');
+  });
+
+  it('an invalid Idempotency-Key on a command is a 400', async () => {
+    const tok = v.token(user());
+    const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer;
+    const r = await v.api(tok, 'POST', `/v1/timers/${t.id}/safe`, undefined, { 'Idempotency-Key': 'has space' });
+    expect(r.status).toBe(400);
+    expect((await v.api(tok, 'GET', `/v1/timers/${t.id}`)).body.timer.status).toBe('active');
+  });
+});
+
 describe('catching up after a reconnect', () => {
   it('following `cursor` with a small `limit` returns every change (repeats allowed, none skipped)', async () => {
     const tok = v.token(user());
