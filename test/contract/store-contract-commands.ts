@@ -74,6 +74,17 @@ export function commandCases(ctx: ContractContext): void {
       expect((await store.getTimer(armed.timer.id))?.status).toBe('active');
     });
 
+    caseIt('a key that applied a command is refused for arming', async () => {
+      const store = ctx.store();
+      const t = await arm(store);
+      const idem = claim('cancel-body');
+      expect((await store.resolveTimerKeyed(t.id, t.userId, 'cancelled', idem)).kind).toBe('applied');
+      const now = await store.now();
+      const r = await store.armTimer({ id: randomUUID(), userId: t.userId, startedAt: now, expiresAt: at(now, 3_600_000) }, { ...idem, fingerprint: 'arm-body' });
+      expect(r).toEqual({ kind: 'idempotency_mismatch' });
+      expect(await store.listTimers(t.userId)).toHaveLength(1);
+    });
+
     caseIt('a refused CAS records nothing: the key stays free for a request that applies', async () => {
       const store = ctx.store();
       const t = await arm(store);

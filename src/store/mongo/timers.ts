@@ -45,6 +45,8 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
     ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName }),
     ...(idem ? { idemScope: idemScope(t.userId, idem.key), idemFingerprint: idem.fingerprint } : {}),
   };
+  // a key that already applied a command is this person's too (the unique index covers arming keys only)
+  if (idem && (await ctx.m.timers.exists({ userId: t.userId, 'cmdKeys.key': idem.key }).exec())) return { kind: 'idempotency_mismatch' };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await ctx.m.timers.insertMany([doc], insertOptions(ctx, true));
