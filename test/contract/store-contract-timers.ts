@@ -294,5 +294,18 @@ export function timerCases(ctx: ContractContext): void {
       await store.claimDueTimers(10, 1);
       expect(await store.overdue()).toEqual({ count: 0 });
     });
+
+    it('countPendingEscalations counts every expired timer whose escalation is pending, beyond any page size', async () => {
+      const store = ctx.store();
+      expect(await store.countPendingEscalations()).toBe(0);
+      const due = [];
+      for (let i = 0; i < 3; i++) due.push(await armDue(store));
+      await arm(store);
+      expect(await store.countPendingEscalations()).toBe(0);
+      await store.claimDueTimers(10, 1);
+      expect(await store.countPendingEscalations()).toBe(3);
+      expect(await store.markEscalated(due[0]!.id, randomUUID())).toBe(true);
+      expect(await store.countPendingEscalations()).toBe(2);
+    });
   });
 }

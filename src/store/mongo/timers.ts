@@ -170,6 +170,10 @@ export async function markEscalated(ctx: Ctx, timerId: string, incidentId: strin
 }
 
 /** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */
+export async function countPendingEscalations(ctx: Ctx): Promise<number> {
+  return ctx.m.timers.countDocuments({ escalation: 'pending' }).readConcern('majority').exec();
+}
+
 export async function overdue(ctx: Ctx): Promise<{ count: number; oldest?: Date }> {
   const now = await ctx.now();
   const due = { status: live, expiresAt: { $lte: now } };

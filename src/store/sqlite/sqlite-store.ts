@@ -160,6 +160,10 @@ export class SqliteStore implements Store {
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
   }
 
+  async countPendingEscalations(): Promise<number> {
+    return (this.st.timersPendingEscalationCount.get() as { n: number }).n;
+  }
+
   // ── incidents ───────────────────────────────────────────────────────────────
 
   async openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {

@@ -33,6 +33,7 @@ export const SQL = Object.freeze({
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
   timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = ? WHERE id = ? AND escalation = 'pending'",
+  timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
