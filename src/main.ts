@@ -72,7 +72,7 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
     return store;
   }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
-  return SqliteStore.open({ file: config.sqliteFile });
+  return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs });
 }
 
 async function openLock(config: Config, log: Logger): Promise<Lock> {

@@ -2,7 +2,8 @@
  * Embedded store: one SQLite file (better-sqlite3, WAL) that several processes on one
  * host may share. Every transition is one `UPDATE … WHERE <allowed states> RETURNING *`;
  * multi-row writes run in IMMEDIATE transactions, so writers queue on the file lock.
- * The SQL lives in ./statements.ts.
+ * The SQL lives in ./statements.ts. Every operation runs behind guard(): a file held
+ * locked past the busy timeout or a closed store is `Unavailable` (503), as on MongoDB.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -12,7 +13,9 @@ import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
+import { Unavailable } from '../../domain/errors.js';
 import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, NewDelivery, NewTimer, Store } from '../port.js';
+import { isBusy, isClosed } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
 import {
@@ -31,9 +34,15 @@ export interface SqliteOptions {
   file: string;
   /** the store's clock; defaults to the system clock (shared by every process on the host) */
   clock?: () => number;
-  /** how long a writer waits for another process's write lock (ms), default 5000 */
+  /**
+   * how long a writer waits for another process's write lock (ms), default 2500. The wait
+   * blocks the event loop (better-sqlite3 is synchronous), lease renewal included: keep it
+   * well under the lock TTL.
+   */
   busyTimeoutMs?: number;
 }
+
+const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations']);
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -44,13 +53,46 @@ export class SqliteStore implements Store {
   private constructor(opts: SqliteOptions) {
     mkdirSync(dirname(opts.file), { recursive: true });
     // `timeout` is SQLite's busy timeout: how long a writer waits for another process's lock
-    this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 2500 });
     this.clock = opts.clock ?? Date.now;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
     this.st = prepareAll(this.db);
+    this.guardOperations();
+  }
+
+  /**
+   * Put every operation of the port (those added later too) behind guard(). `close` and
+   * `ping` stay as they are: closing twice is fine and readiness answers false, not 503.
+   */
+  private guardOperations(): void {
+    const self = this as unknown as Record<string, unknown>;
+    for (const name of Object.getOwnPropertyNames(SqliteStore.prototype)) {
+      if (UNGUARDED.has(name)) continue;
+      const fn = self[name];
+      if (typeof fn !== 'function') continue;
+      // an ordinary own property (as a class field would be), so proxies and spies over the store still work
+      Object.defineProperty(this, name, {
+        value: (...args: unknown[]) => this.guard(name, () => fn.apply(this, args) as Promise<unknown>),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    }
+  }
+
+  /** A busy or locked file and a closed store become `Unavailable` (503 + Retry-After); the rest propagates. */
+  private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw Unavailable('store_closed', `${op}: the SQLite store is closed`);
+    try {
+      return await fn();
+    } catch (err) {
+      if (isBusy(err)) throw Unavailable('store_busy', `${op}: the SQLite database is locked by another connection`, err);
+      if (isClosed(err)) throw Unavailable('store_closed', `${op}: the SQLite store is closed`, err);
+      throw err;
+    }
   }
 
   static async open(opts: SqliteOptions): Promise<SqliteStore> {
