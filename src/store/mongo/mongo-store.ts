@@ -148,6 +148,7 @@ export class MongoStore implements Store {
   readonly markEscalated = this.op('markEscalated', timers.markEscalated);
   readonly overdue = this.op('overdue', timers.overdue);
   readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
+  readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents ───────────────────────────────────────────────────────────────
   readonly openIncident = this.op('openIncident', incidents.openIncident);

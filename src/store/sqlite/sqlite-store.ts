@@ -202,6 +202,10 @@ export class SqliteStore implements Store {
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
   }
 
+  async maxRecordedFence(): Promise<number> {
+    return (this.st.maxRecordedFence.get() as { f: number }).f;
+  }
+
   async countPendingEscalations(): Promise<number> {
     return (this.st.timersPendingEscalationCount.get() as { n: number }).n;
   }
