@@ -64,6 +64,7 @@ describe.skipIf(!redisAvailable())(suite, () => {
   });
   afterEach(async () => {
     await Promise.all(locks.splice(0).map((l) => l.close()));
+    if (server.pid() === undefined) await server.start();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -124,5 +125,20 @@ describe.skipIf(!redisAvailable())(suite, () => {
     } finally {
       await raw.close();
     }
+  });
+
+  it('when a renewal fails because Redis stopped, the sweep claims no further batch', async () => {
+    await armDue(store, 12);
+    let escalations = 0;
+    const hooks: StoreHooks = {
+      openIncident: async () => {
+        if (++escalations === 1) await server.stop();
+        await sleep(100);
+      },
+    };
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const report = await sweeperOver(hookedStore(store, hooks), await connect(), metrics, `sweep-${randomUUID()}`, 6).sweep();
+    expect(report).toMatchObject({ claimed: 6, escalated: 6, lostLease: true });
+    expect(await store.overdue()).toMatchObject({ count: 6 });
   });
 });
