@@ -48,9 +48,7 @@ describe('metrics through a store outage', () => {
     const metrics = createMetrics({ replica: 't', collectDefault: false, storeTimeoutMs: 100 });
     const hang = () => new Promise<never>(() => {});
     metrics.observeStore({ overdue: hang, countPendingEscalations: hang, deliveryBacklog: hang, now: hang });
-    const started = performance.now();
-    const page = await metrics.registry.metrics();
-    expect(performance.now() - started).toBeLessThan(2_000);
+    const page = await metrics.registry.metrics(); // would hang (test timeout) without the bound
     expect(sample(page, 'vigil_store_up')).toBe(0);
     expect(sample(page, 'vigil_loop_errors_total')).toBe(0);
   });

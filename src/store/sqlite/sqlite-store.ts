@@ -13,9 +13,8 @@ import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
-import { Unavailable } from '../../domain/errors.js';
 import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, NewDelivery, NewTimer, Store } from '../port.js';
-import { isBusy, isClosed } from './errors.js';
+import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
 import {
@@ -64,18 +63,17 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Put every operation of the port (those added later too) behind guard(). `close` and
-   * `ping` stay as they are: closing twice is fine and readiness answers false, not 503.
+   * Put every method (the port's operations, those added later too) behind guard(). `close`
+   * and `ping` stay as they are: closing twice is fine and readiness answers false, not 503.
    */
   private guardOperations(): void {
-    const self = this as unknown as Record<string, unknown>;
     for (const name of Object.getOwnPropertyNames(SqliteStore.prototype)) {
-      if (UNGUARDED.has(name)) continue;
-      const fn = self[name];
-      if (typeof fn !== 'function') continue;
+      const fn: unknown = Object.getOwnPropertyDescriptor(SqliteStore.prototype, name)?.value;
+      if (UNGUARDED.has(name) || typeof fn !== 'function') continue;
+      const method = fn as (...args: unknown[]) => unknown;
       // an ordinary own property (as a class field would be), so proxies and spies over the store still work
       Object.defineProperty(this, name, {
-        value: (...args: unknown[]) => this.guard(name, () => fn.apply(this, args) as Promise<unknown>),
+        value: (...args: unknown[]) => this.guard(name, () => method.apply(this, args)),
         writable: true,
         configurable: true,
         enumerable: false,
@@ -83,16 +81,21 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** A busy or locked file and a closed store become `Unavailable` (503 + Retry-After); the rest propagates. */
-  private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    if (this.closed) throw Unavailable('store_closed', `${op}: the SQLite store is closed`);
+  /**
+   * A busy or locked file and a closed store become `Unavailable` (503 + Retry-After); the
+   * rest propagates. A promise is translated when it rejects; a synchronous helper stays synchronous.
+   */
+  private guard(op: string, call: () => unknown): unknown {
+    let out: unknown;
     try {
-      return await fn();
+      out = call();
     } catch (err) {
-      if (isBusy(err)) throw Unavailable('store_busy', `${op}: the SQLite database is locked by another connection`, err);
-      if (isClosed(err)) throw Unavailable('store_closed', `${op}: the SQLite store is closed`, err);
-      throw err;
+      throw unavailableOr(op, err);
     }
+    if (!(out instanceof Promise)) return out;
+    return out.catch((err: unknown) => {
+      throw unavailableOr(op, err);
+    });
   }
 
   static async open(opts: SqliteOptions): Promise<SqliteStore> {
