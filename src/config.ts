@@ -66,6 +66,8 @@ export const EnvSchema = z.object({
   SMS_FAILOVER_OPEN_MS: int(30000, 100),
   SMS_MAX_PER_INCIDENT: int(12, 1),
   SMS_MAX_PER_USER_PER_DAY: int(60, 1),
+  /** unset → a quarter of LOCK_TTL_MS */
+  SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -76,6 +78,8 @@ export interface Config {
   host: string;
   dataDir: string;
   sqliteFile: string;
+  /** how long a SQLite write waits for another process's lock before answering 503 */
+  sqliteBusyTimeoutMs: number;
   mongodbUri?: string;
   mongodb: { dbName?: string; writeConcern: 'majority' | number; writeTimeoutMs: number; serverSelectionTimeoutMs: number };
   redisUrl?: string;
@@ -128,6 +132,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const twilioVars = [e.TWILIO_ACCOUNT_SID, e.TWILIO_AUTH_TOKEN, e.TWILIO_FROM];
   if (twilioVars.some(Boolean) && !twilioVars.every(Boolean))
     throw new ConfigError('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM: set all three or none');
+  // better-sqlite3 waits synchronously, so a busy wait also holds back the lease renewal
+  // (every LOCK_TTL_MS / 3): the wait must end well before the lease could lapse
+  if (e.SQLITE_BUSY_TIMEOUT_MS !== undefined && e.SQLITE_BUSY_TIMEOUT_MS > e.LOCK_TTL_MS / 2)
+    throw new ConfigError('SQLITE_BUSY_TIMEOUT_MS: must be at most half of LOCK_TTL_MS');
   const dataDir = resolve(e.DATA_DIR);
   return {
     mode: cluster ? 'cluster' : 'embedded',
@@ -135,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     dataDir,
     sqliteFile: join(dataDir, 'vigil.db'),
+    sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS ?? Math.floor(e.LOCK_TTL_MS / 4),
     mongodbUri: e.MONGODB_URI,
     mongodb: {
       dbName: e.MONGODB_DB,

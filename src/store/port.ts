@@ -121,6 +121,13 @@ export interface Store {
   markEscalated(timerId: string, incidentId: string): Promise<boolean>;
   /** Live timers past their deadline: how many and the oldest deadline (queue age). */
   overdue(): Promise<{ count: number; oldest?: Date }>;
+  /** How many expired timers still have their escalation pending (a count, not a read of the rows). */
+  countPendingEscalations(): Promise<number>;
+  /**
+   * The highest sweep fence recorded in the data (incidents, and timers still pending
+   * escalation); 0 when none. A lock whose counter was lost (Redis restarted) continues above it.
+   */
+  maxRecordedFence(): Promise<number>;
 
   // ── incidents ─────────────────────────────────────────────────────────────
   /** Create the incident of an expired timer, or return the existing one (unique per timer). */

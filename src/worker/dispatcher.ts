@@ -4,6 +4,8 @@
  * slow or bad number never holds back the rest. A lease that lapses (crash, hang) makes
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
+ * `stop()` refuses new ticks and waits for the running one and its sends, so no send
+ * starts after shutdown began and nothing is recorded after the store closes.
  */
 import type { Logger } from 'pino';
 import { outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
@@ -23,6 +25,8 @@ export interface DispatchSettings {
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
+  private ticking: Promise<number> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -35,10 +39,28 @@ export class Dispatcher {
   ) {}
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
-  async tick(): Promise<number> {
+  tick(): Promise<number> {
+    if (this.stopped) return Promise.resolve(0);
+    // one tick at a time: the scheduler's dispatch tick and the post-sweep kick may meet
+    this.ticking ??= this.claimAndSend().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  /** Refuse new ticks, then wait for the running tick and every send in flight; safe to call twice. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.ticking?.catch(() => undefined);
+    await this.drain();
+  }
+
+  private async claimAndSend(): Promise<number> {
     const free = this.settings.maxInFlight - this.inFlight.size;
     if (free <= 0) return 0;
     const claimed = await this.store.claimDeliveries(free, this.settings.leaseMs);
+    // stopped while claiming: what was just leased is sent anyway (the store is still open
+    // until stop() resolves), so its lease does not have to lapse before a retry
     for (const d of claimed) {
       const p = this.sendOne(d).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);

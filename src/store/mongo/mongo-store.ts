@@ -157,6 +157,8 @@ export class MongoStore implements Store {
   readonly pendingEscalations = this.op('pendingEscalations', timers.pendingEscalations);
   readonly markEscalated = this.op('markEscalated', timers.markEscalated);
   readonly overdue = this.op('overdue', timers.overdue);
+  readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
+  readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents ───────────────────────────────────────────────────────────────
   readonly openIncident = this.op('openIncident', incidents.openIncident);

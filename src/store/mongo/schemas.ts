@@ -143,6 +143,8 @@ function incidentSchema(): Schema<IncidentDoc> {
   );
   // invariant 3: one incident per timer, whatever the number of sweepers
   s.index({ timerId: 1 }, { name: 'one_incident_per_timer', unique: true });
+  // the highest fence, read when the lock's counter was lost (Redis restarted)
+  s.index({ fence: -1 }, { name: 'fence' });
   s.index({ status: 1, createdAt: 1 }, { name: 'status_created' });
   s.index({ createdAt: 1, _id: 1 }, { name: 'created' });
   s.index({ updatedAt: 1 }, { name: 'updated' });

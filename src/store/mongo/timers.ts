@@ -249,6 +249,24 @@ export async function markEscalated(ctx: Ctx, timerId: string, incidentId: strin
   return d !== null;
 }
 
+export async function maxRecordedFence(ctx: Ctx): Promise<number> {
+  const [incident, pending] = await Promise.all([
+    ctx.m.incidents.findOne({}, { fence: 1 }).sort({ fence: -1 }).readConcern('majority').lean<{ fence: number }>().exec(),
+    // few rows: the pending ones (escalation_pending index), sorted in memory
+    ctx.m.timers
+      .findOne({ escalation: 'pending' }, { expiredByFence: 1 })
+      .sort({ expiredByFence: -1 })
+      .readConcern('majority')
+      .lean<{ expiredByFence?: number }>()
+      .exec(),
+  ]);
+  return Math.max(incident?.fence ?? 0, pending?.expiredByFence ?? 0);
+}
+
+export async function countPendingEscalations(ctx: Ctx): Promise<number> {
+  return ctx.m.timers.countDocuments({ escalation: 'pending' }).readConcern('majority').exec();
+}
+
 /** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */
 export async function overdue(ctx: Ctx): Promise<{ count: number; oldest?: Date }> {
   const now = await ctx.now();

@@ -2,7 +2,8 @@
  * Embedded store: one SQLite file (better-sqlite3, WAL) that several processes on one
  * host may share. Every transition is one `UPDATE … WHERE <allowed states> RETURNING *`;
  * multi-row writes run in IMMEDIATE transactions, so writers queue on the file lock.
- * The SQL lives in ./statements.ts.
+ * The SQL lives in ./statements.ts. Every operation runs behind guard(): a file held
+ * locked past the busy timeout or a closed store is `Unavailable` (503), as on MongoDB.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, KeyedCommandResult, NewDelivery, NewTimer, Store } from '../port.js';
+import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
 import {
@@ -31,11 +33,17 @@ export interface SqliteOptions {
   file: string;
   /** the store's clock; defaults to the system clock (shared by every process on the host) */
   clock?: () => number;
-  /** how long a writer waits for another process's write lock (ms), default 5000 */
+  /**
+   * how long a writer waits for another process's write lock (ms), default 2500. The wait
+   * blocks the event loop (better-sqlite3 is synchronous), lease renewal included: keep it
+   * well under the lock TTL.
+   */
   busyTimeoutMs?: number;
   /** how long after its stamp a write may still be committing (ms), default 1000; list cursors lag by it */
   changeLagMs?: number;
 }
+
+const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations']);
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -47,7 +55,7 @@ export class SqliteStore implements Store {
   private constructor(opts: SqliteOptions) {
     mkdirSync(dirname(opts.file), { recursive: true });
     // `timeout` is SQLite's busy timeout: how long a writer waits for another process's lock
-    this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 2500 });
     this.clock = opts.clock ?? Date.now;
     this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
@@ -57,6 +65,43 @@ export class SqliteStore implements Store {
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.guardOperations();
+  }
+
+  /**
+   * Put every method (the port's operations, those added later too) behind guard(). `close`
+   * and `ping` stay as they are: closing twice is fine and readiness answers false, not 503.
+   */
+  private guardOperations(): void {
+    for (const name of Object.getOwnPropertyNames(SqliteStore.prototype)) {
+      const fn: unknown = Object.getOwnPropertyDescriptor(SqliteStore.prototype, name)?.value;
+      if (UNGUARDED.has(name) || typeof fn !== 'function') continue;
+      const method = fn as (...args: unknown[]) => unknown;
+      // an ordinary own property (as a class field would be), so proxies and spies over the store still work
+      Object.defineProperty(this, name, {
+        value: (...args: unknown[]) => this.guard(name, () => method.apply(this, args)),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    }
+  }
+
+  /**
+   * A busy or locked file and a closed store become `Unavailable` (503 + Retry-After); the
+   * rest propagates. A promise is translated when it rejects; a synchronous helper stays synchronous.
+   */
+  private guard(op: string, call: () => unknown): unknown {
+    let out: unknown;
+    try {
+      out = call();
+    } catch (err) {
+      throw unavailableOr(op, err);
+    }
+    if (!(out instanceof Promise)) return out;
+    return out.catch((err: unknown) => {
+      throw unavailableOr(op, err);
+    });
   }
 
   static async open(opts: SqliteOptions): Promise<SqliteStore> {
@@ -210,6 +255,14 @@ export class SqliteStore implements Store {
   async overdue(): Promise<{ count: number; oldest?: Date }> {
     const r = this.st.timersOverdue.get(this.clock()) as { n: number; oldest: number | null };
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
+  }
+
+  async maxRecordedFence(): Promise<number> {
+    return (this.st.maxRecordedFence.get() as { f: number }).f;
+  }
+
+  async countPendingEscalations(): Promise<number> {
+    return (this.st.timersPendingEscalationCount.get() as { n: number }).n;
   }
 
   // ── incidents ───────────────────────────────────────────────────────────────

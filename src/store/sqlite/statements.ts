@@ -39,6 +39,9 @@ export const SQL = Object.freeze({
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
   timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
+  timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
+  maxRecordedFence: `SELECT MAX(COALESCE((SELECT MAX(fence) FROM incidents), 0),
+    COALESCE((SELECT MAX(expired_by_fence) FROM timers WHERE escalation = 'pending'), 0)) AS f`,
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
