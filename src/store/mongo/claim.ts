@@ -25,20 +25,32 @@ export async function claimBatch<D extends Claimable>(
     limit: number;
     /** the claim itself; the claim token (also as `lastOp`) is added to its `$set` */
     update: UpdateQuery<D>;
+    /**
+     * Drops candidates that must wait (a rule across documents, which `due` cannot say);
+     * it must be monotone: a candidate it admits stays admissible. Twice `limit` candidates
+     * are read so that waiting ones do not fill the batch.
+     */
+    admit?: (ids: string[]) => Promise<Set<string>>;
   },
 ): Promise<D[]> {
-  const { due, order, limit } = claim;
+  const { due, order, limit, admit } = claim;
+  const read = admit ? limit * 2 : limit;
   // batchSize = limit: the whole answer comes in the first reply (no getMore), whatever N
   const candidates = await model
     .find(due, { _id: 1 })
     .sort({ [order]: 1 })
-    .limit(limit)
-    .batchSize(limit)
+    .limit(read)
+    .batchSize(read)
     .readConcern('majority')
     .lean<Pick<D, '_id'>[]>()
     .exec();
   if (candidates.length === 0) return [];
-  const ids = candidates.map((c) => c._id);
+  let ids = candidates.map((c) => c._id);
+  if (admit) {
+    const ok = await admit(ids);
+    ids = ids.filter((id) => ok.has(id)).slice(0, limit);
+    if (ids.length === 0) return [];
+  }
   const claimToken = newOp();
   let unconfirmed = false;
   try {

@@ -1,12 +1,12 @@
 /** Delivery queries of the MongoDB store: insert-once, lease, attempt, receipt, backlog. */
-import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
+import { deliveryKey, type Delivery, type DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { DeliveryOutcome, NewDelivery } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { DeliveryDoc } from './schemas.js';
-import { casOne, insertOptions, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
 
@@ -65,10 +65,34 @@ export async function getDelivery(ctx: Ctx, key: string): Promise<Delivery | nul
   return d ? toDelivery(d) : null;
 }
 
-/** Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again. */
+/**
+ * The all-clears among `ids` whose contact's SOS is still pending or sending must wait; the
+ * rest may be claimed. Monotone: an SOS never goes back to pending or sending once final.
+ */
+async function notOvertakingSos(ctx: Ctx, ids: string[]): Promise<Set<string>> {
+  const ok = new Set(ids);
+  const clears = await ctx.m.deliveries
+    .find({ _id: { $in: ids }, kind: 'all_clear' }, { incidentId: 1, contactId: 1 })
+    .lean<Pick<DeliveryDoc, '_id' | 'incidentId' | 'contactId'>[]>()
+    .exec();
+  if (clears.length === 0) return ok;
+  const open = await ctx.m.deliveries
+    .find({ _id: { $in: clears.map((c) => deliveryKey(c.incidentId, c.contactId, 'sos')) }, status: { $in: ['pending', 'sending'] satisfies DeliveryStatus[] } }, { _id: 1 })
+    .lean<Pick<DeliveryDoc, '_id'>[]>()
+    .exec();
+  const waiting = new Set(open.map((d) => d._id));
+  for (const c of clears) if (waiting.has(deliveryKey(c.incidentId, c.contactId, 'sos'))) ok.delete(c._id);
+  return ok;
+}
+
+/**
+ * Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again.
+ * Lapsed leases are first marked `maybeAccepted`: whoever claims them, the lost attempt may have gone out.
+ */
 export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number): Promise<Delivery[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();
+  await ctx.m.deliveries.updateMany({ status: 'sending', leaseUntil: { $lte: now } }, { $set: { maybeAccepted: true } }, { writeConcern: ctx.wc }).exec();
   const mine = await claimBatch(ctx, ctx.m.deliveries, {
     // each branch of the $or has its own index
     due: {
@@ -80,6 +104,7 @@ export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number):
     order: 'nextAttemptAt',
     limit,
     update: { $set: { status: 'sending', leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now }, $inc: { attempts: 1 } },
+    admit: (ids) => notOvertakingSos(ctx, ids),
   });
   return mine.map(toDelivery);
 }
@@ -91,11 +116,40 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
   if (o.providerMessageId !== undefined) set.providerMessageId = o.providerMessageId;
   if (o.nextAttemptAt !== undefined) set.nextAttemptAt = o.nextAttemptAt;
   if (o.error !== undefined) set.lastError = o.error;
+  if (o.maybeAccepted === true) set.maybeAccepted = true;
   const unset: Record<string, 1> = { leaseUntil: 1, claimToken: 1 };
   if (o.error === undefined) unset.lastError = 1;
   const d = await casOne(ctx, ctx.m.deliveries, {
     filter: { _id: key, status: 'sending', attempts: attempt },
     update: (op) => ({ $set: { ...set, lastOp: op }, $unset: unset }),
+  });
+  return d ? toDelivery(d) : null;
+}
+
+/** pending SOS → superseded, in one updateMany tagged with a token; what carries the token is what moved. */
+export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise<Delivery[]> {
+  const now = await ctx.now();
+  const op = newOp();
+  let unconfirmed = false;
+  try {
+    await ctx.m.deliveries
+      .updateMany({ incidentId, kind: 'sos', status: 'pending' }, { $set: { status: 'superseded', updatedAt: now, lastOp: op } }, { writeConcern: ctx.wc })
+      .exec();
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    unconfirmed = true;
+  }
+  const q = ctx.m.deliveries.find({ incidentId, lastOp: op }).sort({ createdAt: 1, _id: 1 });
+  const moved = await (unconfirmed ? q.readConcern('majority') : q).lean<DeliveryDoc[]>().exec();
+  return moved.map(toDelivery);
+}
+
+/** CAS sending(attempt) → superseded; no carrier call was made, so the claim's attempt is given back. */
+export async function supersedeClaimed(ctx: Ctx, key: string, attempt: number, reason: string): Promise<Delivery | null> {
+  const now = await ctx.now();
+  const d = await casOne(ctx, ctx.m.deliveries, {
+    filter: { _id: key, status: 'sending', attempts: attempt },
+    update: (op) => ({ $set: { status: 'superseded', lastError: reason, updatedAt: now, lastOp: op }, $inc: { attempts: -1 }, $unset: { leaseUntil: 1, claimToken: 1 } }),
   });
   return d ? toDelivery(d) : null;
 }
