@@ -10,6 +10,7 @@ export interface StoreGauges {
   overdue(): Promise<{ count: number; oldest?: Date }>;
   pendingEscalations(limit: number): Promise<unknown[]>;
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
+  failedEscalations(limit: number): Promise<unknown[]>;
   now(): Promise<Date>;
 }
 
@@ -101,6 +102,19 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       async collect() {
         if (gauges) this.set((await gauges.pendingEscalations(1000)).length);
       },
+    }),
+    escalationsFailed: new client.Gauge({
+      name: 'vigil_escalations_failed',
+      help: 'Expired timers whose escalation failed ESCALATION_MAX_ATTEMPTS times and is no longer retried (store-wide dead letters, counted up to 1000)',
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await gauges.failedEscalations(1000)).length);
+      },
+    }),
+    escalationsDeadLettered: new client.Counter({
+      name: 'vigil_escalations_dead_lettered_total',
+      help: 'Escalations dead-lettered by this replica after ESCALATION_MAX_ATTEMPTS failures',
+      registers: r,
     }),
     deliveriesPending: new client.Gauge({
       name: 'vigil_deliveries_pending',

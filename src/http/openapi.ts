@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { TimerLimits } from '../domain/limits.js';
-import { Contact, Delivery, ErrorBody, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
+import { Contact, Delivery, ErrorBody, FailedEscalation, FailedEscalationList, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
 import { ArmBody, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
 
 type Json = Record<string, unknown>;
@@ -224,6 +224,15 @@ function paths(): Record<string, PathItem> {
     '/v1/admin/incidents/{id}/resolve': {
       post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
     },
+    '/v1/admin/escalations/failed': {
+      get: {
+        tags: ['admin'],
+        operationId: 'listFailedEscalations',
+        summary: 'Expired timers whose SOS escalation failed ESCALATION_MAX_ATTEMPTS times (dead letters, moderators)',
+        description: 'These are no longer retried: no incident may exist and no contact may have been texted. Oldest deadline first, at most 100.',
+        responses: { '200': ok('Dead-lettered escalations', ref('schemas', 'FailedEscalationList'), requestId), ...errors(...userErrors, '403') },
+      },
+    },
     '/v1/admin/users/{userId}/timers': {
       get: {
         tags: ['admin'],
@@ -338,6 +347,8 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['IncidentWithDeliveries', IncidentWithDeliveries],
     ['IncidentList', IncidentList],
     ['Delivery', Delivery],
+    ['FailedEscalation', FailedEscalation],
+    ['FailedEscalationList', FailedEscalationList],
     ['Contact', Contact],
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
