@@ -14,6 +14,7 @@ import type { Store } from '../../src/store/port.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
+import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { timerCases } from './store-contract-timers.js';
 
@@ -70,6 +71,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     timerCases(ctx);
     incidentCases(ctx);
     deliveryCases(ctx);
+    outboxCases(ctx);
     raceCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
