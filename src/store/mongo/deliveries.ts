@@ -65,34 +65,33 @@ export async function getDelivery(ctx: Ctx, key: string): Promise<Delivery | nul
   return d ? toDelivery(d) : null;
 }
 
+type Candidate = Pick<DeliveryDoc, '_id' | 'kind' | 'incidentId' | 'contactId' | 'status'>;
+
 /**
- * The all-clears among `ids` whose contact's SOS is still pending or sending must wait; the
- * rest may be claimed. Monotone: an SOS never goes back to pending or sending once final.
+ * Before a claim: a candidate whose lease lapsed is marked `maybeAccepted` (the lost attempt
+ * may have gone out), and an all-clear whose contact's SOS is still pending or sending is
+ * left for later (monotone: an SOS never goes back to pending or sending once final).
  */
-async function notOvertakingSos(ctx: Ctx, ids: string[]): Promise<Set<string>> {
-  const ok = new Set(ids);
-  const clears = await ctx.m.deliveries
-    .find({ _id: { $in: ids }, kind: 'all_clear' }, { incidentId: 1, contactId: 1 })
-    .lean<Pick<DeliveryDoc, '_id' | 'incidentId' | 'contactId'>[]>()
-    .exec();
-  if (clears.length === 0) return ok;
+async function admitDeliveries<C extends Candidate>(ctx: Ctx, now: Date, candidates: C[]): Promise<C[]> {
+  const lapsed = candidates.filter((c) => c.status === 'sending').map((c) => c._id);
+  if (lapsed.length > 0) {
+    await ctx.m.deliveries.updateMany({ _id: { $in: lapsed }, status: 'sending', leaseUntil: { $lte: now } }, { $set: { maybeAccepted: true } }, { writeConcern: ctx.wc }).exec();
+  }
+  const clears = candidates.filter((c) => c.kind === 'all_clear');
+  if (clears.length === 0) return candidates;
+  const sosKey = (c: Candidate) => deliveryKey(c.incidentId, c.contactId, 'sos');
   const open = await ctx.m.deliveries
-    .find({ _id: { $in: clears.map((c) => deliveryKey(c.incidentId, c.contactId, 'sos')) }, status: { $in: ['pending', 'sending'] satisfies DeliveryStatus[] } }, { _id: 1 })
+    .find({ _id: { $in: clears.map(sosKey) }, status: { $in: ['pending', 'sending'] satisfies DeliveryStatus[] } }, { _id: 1 })
     .lean<Pick<DeliveryDoc, '_id'>[]>()
     .exec();
   const waiting = new Set(open.map((d) => d._id));
-  for (const c of clears) if (waiting.has(deliveryKey(c.incidentId, c.contactId, 'sos'))) ok.delete(c._id);
-  return ok;
+  return candidates.filter((c) => c.kind !== 'all_clear' || !waiting.has(sosKey(c)));
 }
 
-/**
- * Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again.
- * Lapsed leases are first marked `maybeAccepted`: whoever claims them, the lost attempt may have gone out.
- */
+/** Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again. */
 export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number): Promise<Delivery[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();
-  await ctx.m.deliveries.updateMany({ status: 'sending', leaseUntil: { $lte: now } }, { $set: { maybeAccepted: true } }, { writeConcern: ctx.wc }).exec();
   const mine = await claimBatch(ctx, ctx.m.deliveries, {
     // each branch of the $or has its own index
     due: {
@@ -104,7 +103,7 @@ export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number):
     order: 'nextAttemptAt',
     limit,
     update: { $set: { status: 'sending', leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now }, $inc: { attempts: 1 } },
-    admit: (ids) => notOvertakingSos(ctx, ids),
+    admit: { fields: ['kind', 'incidentId', 'contactId', 'status'], keep: (c) => admitDeliveries(ctx, now, c) },
   });
   return mine.map(toDelivery);
 }
