@@ -91,11 +91,12 @@ export async function pendingAllClears(ctx: Ctx, limit: number): Promise<Inciden
   return docs.map(toIncident);
 }
 
-/** CAS allClear pending → done (updatedAt untouched: the incident itself did not change). */
+/** CAS allClear pending → done (a change clients catching up with `since` see). */
 export async function markAllClearDone(ctx: Ctx, incidentId: string): Promise<boolean> {
+  const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.incidents, {
     filter: { _id: incidentId, allClear: 'pending' },
-    update: (op) => ({ $set: { allClear: 'done', lastOp: op } }),
+    update: (op) => ({ $set: { allClear: 'done', updatedAt: now, lastOp: op } }),
   });
   return d !== null;
 }

@@ -220,7 +220,7 @@ export class SqliteStore implements Store {
   }
 
   async markAllClearDone(incidentId: string): Promise<boolean> {
-    return this.st.incidentAllClearDone.run(incidentId).changes === 1;
+    return this.st.incidentAllClearDone.run(this.clock(), incidentId).changes === 1;
   }
 
   // ── deliveries ──────────────────────────────────────────────────────────────

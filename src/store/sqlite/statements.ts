@@ -59,7 +59,7 @@ export const SQL = Object.freeze({
   incidentFalseAlarm: `UPDATE incidents SET status = 'false_alarm', all_clear = 'pending', updated_at = @now, resolved_at = @now, resolved_by = @by
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
   incidentsAllClearPending: "SELECT * FROM incidents WHERE all_clear = 'pending' ORDER BY updated_at LIMIT ?",
-  incidentAllClearDone: "UPDATE incidents SET all_clear = 'done' WHERE id = ? AND all_clear = 'pending'",
+  incidentAllClearDone: "UPDATE incidents SET all_clear = 'done', updated_at = ? WHERE id = ? AND all_clear = 'pending'",
 
   // ── deliveries ──────────────────────────────────────────────────────────────
   deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
