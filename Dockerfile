@@ -3,7 +3,10 @@
 #   docker build -t vigil:0.1.0 .
 #   docker run --rm -p 3000:3000 vigil:0.1.0          (embedded mode, data inside the container)
 #   docker run --rm -p 3000:3000 -v vigil-data:/app/data vigil:0.1.0
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22 LTS (the code also runs on Node 20.19+), pinned by the digest of the tag's
+# multi-platform index as docker-library/repo-info records it. To move to a newer 22.x, take
+# the "Digest:" line of `docker buildx imagetools inspect node:22.<x>.<y>-bookworm-slim`.
+ARG NODE_IMAGE=node:22.23.2-bookworm-slim@sha256:48e4b67d85f87bd551df43704e24d252f56cc5f8e9718841aace50f19948f0f9
 
 # ── toolchain: better-sqlite3 compiles from source when no prebuilt binary matches ──
 FROM ${NODE_IMAGE} AS toolchain
@@ -19,6 +22,9 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
 RUN npm run build
+# the token tool the start-up banner advertises (`npm run token`), compiled to tools/: the
+# runtime image has no tsx (a dev dependency) to run scripts/token.ts
+RUN npx tsc --outDir tools --rootDir . --module NodeNext --moduleResolution NodeNext --target ES2022 --strict --skipLibCheck --esModuleInterop --types node scripts/token.ts
 
 # ── deps: production dependencies only, native modules built here, not at run time ──
 FROM toolchain AS deps
@@ -37,13 +43,20 @@ WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATA_DIR=/app/data
+    DATA_DIR=/app/data \
+    npm_config_update_notifier=false \
+    npm_config_logs_max=0 \
+    npm_config_cache=/tmp/npm-cache
 # code and dependencies belong to root and are read-only for the service user
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# package.json carries "type": "module": dist/*.js are ES modules
+COPY --from=build /app/tools ./tools
+# package.json carries "type": "module": dist/*.js and tools/**/*.js are ES modules.
+# `npm run token -- --user alice` (e.g. through `docker exec`) runs the compiled tool here;
+# npm writes no logs and keeps its cache in /tmp (the home directory /app is read-only).
 COPY package.json ./
-RUN mkdir -p /app/data && chown vigil:vigil /app/data
+RUN npm pkg set scripts.token="node tools/scripts/token.js" \
+ && mkdir -p /app/data && chown vigil:vigil /app/data
 USER 10001:10001
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \

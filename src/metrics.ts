@@ -16,10 +16,21 @@ export interface StoreGauges {
 
 const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120];
 
+/**
+ * prom-client's default gauges that end in `_total` (promtool: "non-counter metrics should
+ * not have _total suffix"); each is the sum of the same gauge without the suffix, by `type`.
+ */
+const DEFAULT_GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_resources_total', 'nodejs_active_handles_total', 'nodejs_active_requests_total'];
+const DEFAULT_PREFIX = 'vigil_';
+const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export function createMetrics(opts: { replica: string; collectDefault?: boolean }) {
   const registry = new client.Registry();
   registry.setDefaultLabels({ replica: opts.replica });
-  if (opts.collectDefault !== false) client.collectDefaultMetrics({ register: registry, prefix: 'vigil_' });
+  if (opts.collectDefault !== false) {
+    client.collectDefaultMetrics({ register: registry, prefix: DEFAULT_PREFIX });
+    for (const name of DEFAULT_GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(DEFAULT_PREFIX + name);
+  }
   const r = [registry];
   let gauges: StoreGauges | undefined;
   const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
@@ -137,6 +148,24 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: r,
     }),
+    commands: new client.Counter({
+      name: 'vigil_commands_total',
+      help: 'Requests that change state (not GET, HEAD or OPTIONS), by route template, outcome (accepted, refused, failed) and error code',
+      labelNames: ['route', 'outcome', 'reason'],
+      registers: r,
+    }),
+    sosSmsLatency: new client.Histogram({
+      name: 'vigil_sos_sms_latency_seconds',
+      help: 'Time from an SOS being queued for a contact (when the incident opens) to a carrier accepting the text',
+      buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600],
+      registers: r,
+    }),
+    /** One finished request: state-changing ones are counted by outcome and error code. */
+    countCommand(method: string, route: string, status: number, code: unknown) {
+      if (READ_ONLY.has(method)) return;
+      const outcome = status >= 500 ? 'failed' : status >= 400 ? 'refused' : 'accepted';
+      m.commands.inc({ route, outcome, reason: typeof code === 'string' && outcome !== 'accepted' ? code : 'none' });
+    },
     sockets: new client.Gauge({ name: 'vigil_socketio_connections', help: 'Open Socket.IO connections on this replica', registers: r }),
     overdue: new client.Gauge({
       name: 'vigil_timers_overdue',

@@ -1,7 +1,7 @@
 /**
- * Delivery rules. Pure. One delivery per (incident, contact, kind); its key is the
- * carrier idempotency key, so a retry of an ambiguous attempt cannot double-send
- * at a carrier that honours it.
+ * Delivery rules. Pure. One delivery per (incident, contact, kind), keyed by
+ * `deliveryKey`. Whether a retry after an ambiguous attempt can double-send depends
+ * on the carrier: Twilio's adapter looks the message up first, Fast2SMS cannot.
  *
  *   pending ──claim──► sending ──ok──► sent ──receipt──► delivered
  *    ▲  │               │ ├─permanent─► failed              (receipt: undelivered → failed)

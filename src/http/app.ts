@@ -59,6 +59,7 @@ export function createApp(d: AppDeps): Express {
       const route = routeLabel(req, res);
       const seconds = (performance.now() - start) / 1000;
       d.metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      d.metrics.countCommand(req.method, route, res.statusCode, res.locals.errorCode);
       if (route !== '/metrics' && route !== '/livez' && route !== '/readyz') {
         d.log.info({ reqId: req.requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
       }

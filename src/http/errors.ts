@@ -21,6 +21,7 @@ const isBodyParserError = (e: unknown): e is BodyParserError =>
   typeof e === 'object' && e !== null && typeof (e as { type?: unknown }).type === 'string' && 'status' in e;
 
 export function sendError(res: Response, status: number, code: string, message: string, details?: Record<string, unknown>) {
+  res.locals.errorCode = code; // counted by reason once the response finishes
   res.status(status).json({ error: details ? { code, message, details } : { code, message } });
 }
 

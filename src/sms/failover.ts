@@ -6,13 +6,18 @@
  *     └──────────────── trial answered (ok or permanent) ────┼──────────────────┤
  *                                                            └── trial retryable ┘
  *
- * Closed: the primary; a retryable failure goes back to the dispatcher's backoff. Open:
- * the secondary. Half-open: one trial on the primary, the rest on the secondary. A
- * retryable primary failure that opens the circuit, or happens while it is open, is
- * tried once on the secondary at once. A permanent failure is about the message and
- * proves the primary alive, so it is returned as is.
- * The secondary cannot share the primary's idempotency: after a primary timeout a contact
- * may get the text twice, which for an SOS beats not getting it.
+ * Closed: every send goes to the primary; a retryable failure is returned as is (the
+ * dispatcher retries later with backoff) unless it is the one that opens the circuit.
+ * Open: sends go to the secondary. Half-open: one send tries the primary, the others keep
+ * using the secondary until it answers. A send whose primary attempt failed retryably
+ * while the circuit is open (or that opened it) is tried once on the secondary at once.
+ *
+ * A permanent failure from the primary is returned as is: it is about this message (a bad
+ * or unsubscribed number), and the primary answered, so it also counts as a sign of life.
+ *
+ * Duplicates: the secondary cannot look up what the primary accepted, so a send that timed
+ * out at the primary (and may have been accepted there) and then goes to the secondary can
+ * reach the contact twice. For an SOS that is preferred to not reaching them.
  */
 import type { AttemptResult } from '../domain/delivery.js';
 import type { Carrier, OutgoingSms } from './port.js';

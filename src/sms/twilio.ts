@@ -1,19 +1,23 @@
 /**
  * Twilio carrier: one `messages.create` per attempt with the official `twilio` client.
  *
- * The delivery key travels as `I-Twilio-Idempotency-Token` on every attempt. `create()`
- * takes no per-call headers, so the key is carried from `send()` into our RequestClient
- * subclass through an AsyncLocalStorage: one client, one connection pool, and no shared
- * mutable state between concurrent sends. The same subclass rewrites `*.twilio.com` to
- * `baseUrl` (a proxy, or the local fake in tests) and bounds each attempt by `timeoutMs`.
+ * Twilio's Messages API has no idempotency key: a create whose answer was lost may have
+ * sent the text, and creating again sends it twice. So a retry after an ambiguous attempt
+ * (timeout, connection reset, a 2xx without a sid, or an attempt whose outcome was never
+ * recorded) first lists the messages to that number from our sender since the delivery
+ * was created and, if one carries exactly our body, records its SID instead of sending
+ * again. A lookup that fails is a retryable failure of its own: the next attempt looks
+ * again rather than guess "not sent".
+ *
+ * Our RequestClient subclass rewrites `*.twilio.com` to `baseUrl` (a proxy, or the local
+ * fake in tests) and bounds each HTTP request by `timeoutMs`.
  *
  * Nothing here logs: no body, number or credential leaves this file except in the request.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
 import type { AttemptResult } from '../domain/delivery.js';
-import type { Carrier, OutgoingSms } from './port.js';
+import type { Carrier, EarlierAttempts, OutgoingSms } from './port.js';
 
 export interface TwilioCarrierOptions {
   accountSid: string;
@@ -22,16 +26,11 @@ export interface TwilioCarrierOptions {
   from: string;
   /** where Twilio posts delivery receipts; default: none */
   statusCallbackUrl?: string;
-  /** deadline of one attempt, connect to last byte; default 10000 */
+  /** deadline of one HTTP request, connect to last byte; default 10000 */
   timeoutMs?: number;
   /** origin (optionally with a path prefix) that replaces `https://*.twilio.com`; default: none */
   baseUrl?: string;
 }
-
-export const IDEMPOTENCY_HEADER = 'I-Twilio-Idempotency-Token';
-
-/** The delivery key of the send whose HTTP request is being made. */
-const currentKey = new AsyncLocalStorage<string>();
 
 /**
  * Twilio error codes that are about load, not about the message, in case one arrives
@@ -41,6 +40,23 @@ const RETRYABLE_TWILIO_CODES: ReadonlySet<number> = new Set([20429, 21611]);
 
 /** Network error codes (Node, axios) that mean "the attempt did not complete". */
 const TIMEOUT_CODES: ReadonlySet<string> = new Set(['ECONNABORTED', 'ETIMEDOUT', 'ERR_CANCELED', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Outcomes after which Twilio may hold the message although we do not know it: the
+ * request may have been written before the answer was lost. A refused connection or an
+ * HTTP error answer is not among them. `carrier_*`: the adapter threw mid-send.
+ */
+const AMBIGUOUS_CODES: ReadonlySet<string> = new Set(['timeout', 'net_econnreset', 'net_epipe', 'twilio_bad_response', 'carrier_threw', 'carrier_error']);
+const LOOKUP_PREFIX = 'lookup_';
+
+/** Whether an attempt that ended like this may have sent the text; an unrecorded outcome may have. */
+const mayHaveBeenSent = (earlier: EarlierAttempts): boolean =>
+  earlier.lastError === undefined || AMBIGUOUS_CODES.has(earlier.lastError) || earlier.lastError.startsWith(LOOKUP_PREFIX);
+
+/** How far Twilio's clock may be behind the store's when comparing `date_created` with the delivery's creation. */
+const CLOCK_SKEW_MS = 10 * 60_000;
+/** Messages read per lookup at most: one number gets a handful of our texts a day. */
+const LOOKUP_LIMIT = 200;
 
 class VigilRequestClient extends twilio.RequestClient {
   constructor(
@@ -59,10 +75,7 @@ class VigilRequestClient extends twilio.RequestClient {
   }
 
   override request<TData>(opts: RequestClient.RequestOptions<TData>) {
-    const headers = { ...opts.headers };
-    const key = currentKey.getStore();
-    if (key !== undefined) headers[IDEMPOTENCY_HEADER] = key;
-    return super.request({ ...opts, uri: this.rewrite(opts.uri), headers });
+    return super.request({ ...opts, uri: this.rewrite(opts.uri) });
   }
 
   private rewrite(uri: string): string {
@@ -95,17 +108,29 @@ export class TwilioCarrier implements Carrier {
   }
 
   async send(sms: OutgoingSms): Promise<AttemptResult> {
-    const sender = this.from.startsWith('MG') ? { messagingServiceSid: this.from } : { from: this.from };
+    if (sms.earlier !== undefined && mayHaveBeenSent(sms.earlier)) {
+      let found: string | undefined;
+      try {
+        found = await this.findSent(sms, sms.earlier.since);
+      } catch (err) {
+        const { code } = classifyTwilioError(err);
+        return { ok: false, carrier: this.name, retryable: true, code: `${LOOKUP_PREFIX}${code}` };
+      }
+      if (found !== undefined) return { ok: true, carrier: this.name, providerMessageId: found };
+    }
+    return this.create(sms);
+  }
+
+  private async create(sms: OutgoingSms): Promise<AttemptResult> {
+    const sender = this.isService ? { messagingServiceSid: this.from } : { from: this.from };
     try {
-      const message = await currentKey.run(sms.idempotencyKey, () =>
-        this.client.messages.create({
-          to: sms.to,
-          body: sms.body,
-          ...sender,
-          ...(this.statusCallback === undefined ? {} : { statusCallback: this.statusCallback }),
-        }),
-      );
-      // A 2xx without a sid is not proof of acceptance; the retry carries the same key.
+      const message = await this.client.messages.create({
+        to: sms.to,
+        body: sms.body,
+        ...sender,
+        ...(this.statusCallback === undefined ? {} : { statusCallback: this.statusCallback }),
+      });
+      // A 2xx without a sid is not proof of acceptance, nor of refusal: the retry looks first.
       if (typeof message.sid !== 'string' || message.sid === '') {
         return { ok: false, carrier: this.name, retryable: true, code: 'twilio_bad_response' };
       }
@@ -113,6 +138,32 @@ export class TwilioCarrier implements Carrier {
     } catch (err) {
       return { ok: false, carrier: this.name, ...classifyTwilioError(err) };
     }
+  }
+
+  /**
+   * The SID of an outbound message to `sms.to` with exactly our body created since `since`
+   * (less the clock skew), if Twilio has one. `DateSent>=` takes a day at most, so the
+   * exact bound is applied here on `date_created`. A Messaging Service picks the sending
+   * number itself, so with one only `To` is filtered.
+   */
+  private async findSent(sms: OutgoingSms, since: Date): Promise<string | undefined> {
+    const after = since.getTime() - CLOCK_SKEW_MS;
+    const day = new Date(after);
+    const messages = await this.client.messages.list({
+      to: sms.to,
+      ...(this.isService ? {} : { from: this.from }),
+      dateSentAfter: new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate())),
+      pageSize: 50,
+      limit: LOOKUP_LIMIT,
+    });
+    const match = messages.find(
+      (m) => m.direction !== 'inbound' && m.body === sms.body && m.dateCreated instanceof Date && m.dateCreated.getTime() >= after,
+    );
+    return typeof match?.sid === 'string' && match.sid !== '' ? match.sid : undefined;
+  }
+
+  private get isService(): boolean {
+    return this.from.startsWith('MG');
   }
 }
 

@@ -2,7 +2,8 @@
  * Sends due deliveries. Each tick leases what is due (the attempt is counted in the
  * store before the carrier is called) and sends without waiting for the others: one
  * slow or bad number never holds back the rest. A lease that lapses (crash, hang) makes
- * the delivery claimable again and it is resent with the same idempotency key.
+ * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
+ * a carrier that can look up what it accepted checks before sending again.
  *
  * After "I'm safe" nothing alarming goes out: a claimed SOS of a false alarm is
  * superseded instead of sent, and a claimed all-clear (never claimed while its contact's
@@ -13,7 +14,7 @@ import { allClearStep, attemptMayHaveBeenAccepted, deliveryKey, outcomeOf, type 
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
-import type { Carrier } from '../sms/port.js';
+import type { Carrier, OutgoingSms } from '../sms/port.js';
 import type { Store } from '../store/port.js';
 
 export interface DispatchSettings {
@@ -95,7 +96,7 @@ export class Dispatcher {
         result = { ok: false, carrier: d.carrier ?? this.carrier.name, retryable: true, code: 'attempts_exhausted' };
       } else {
         result = await this.carrier
-          .send({ to: d.phone, body: d.body, idempotencyKey: d.key })
+          .send({ to: d.phone, body: d.body, idempotencyKey: d.key, ...earlierOf(d) })
           .catch((err: unknown): AttemptResult => {
             this.log.warn({ err, delivery: d.key }, 'carrier threw; treating as retryable');
             return { ok: false, carrier: this.carrier.name, retryable: true, code: 'carrier_error' };
@@ -117,6 +118,7 @@ export class Dispatcher {
         this.log.warn({ delivery: d.key, attempt: d.attempts }, 'delivery lease lost before the outcome was recorded');
         return;
       }
+      if (o.status === 'sent' && d.kind === 'sos') this.metrics.sosSmsLatency.observe(Math.max(0, (now.getTime() - d.createdAt.getTime()) / 1000));
       const level = o.status === 'dead' || o.status === 'failed' ? 'error' : 'info';
       this.log[level](
         { delivery: d.key, incident: d.incidentId, kind: d.kind, attempt: d.attempts, carrier: result.carrier, status: o.status, recipient: maskPhone(d.phone), error: o.status === 'sent' ? undefined : o.error },
@@ -141,3 +143,7 @@ export class Dispatcher {
     for (const d of await this.store.supersedePendingSos(sos.incidentId)) this.events.publish(deliveryEvent(d, maskPhone));
   }
 }
+
+/** A retry tells the carrier how the last attempt ended, so it can look before sending again. */
+const earlierOf = (d: Delivery): Pick<OutgoingSms, 'earlier'> =>
+  d.attempts > 1 ? { earlier: { since: d.createdAt, ...(d.lastError === undefined ? {} : { lastError: d.lastError }) } } : {};

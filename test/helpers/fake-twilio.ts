@@ -1,11 +1,15 @@
 /**
- * A fake Twilio REST API on 127.0.0.1 (port 0) for the real `twilio` client:
- * `POST /2010-04-01/Accounts/:sid/Messages.json`, form-encoded, HTTP basic auth.
+ * A fake Twilio REST API on 127.0.0.1 (port 0) for the real `twilio` client, HTTP basic auth:
+ * `POST /2010-04-01/Accounts/:sid/Messages.json` (form-encoded) creates a message, and
+ * `GET` on the same path lists them with Twilio's filters (`To`, `From`, `DateSent`,
+ * `DateSent<`, `DateSent>`, day granularity, inclusive) and paging (`PageSize`, `Page`,
+ * `messages`, `next_page_uri`, …), newest first.
  *
- * It answers like Twilio (201 + message JSON; errors as `{ code, message, more_info,
- * status }`) and dedupes on `I-Twilio-Idempotency-Token`: a token already accepted gets
- * the same message back and is not counted again. Faults on demand: `failNext`,
- * `failRatio`, `down`, `slow`, `invalidNumbers`.
+ * Like Twilio, it has no idempotency: every valid create is a new message, whatever the
+ * headers say. `accepted` is every message it would have sent. Faults on demand, for
+ * creates and lists alike: `failNext`, `failRatio` (500, 429, or a request left hanging),
+ * `down` (503 or reset), `slow` (accept, answer late), `loseAnswers` (accept, then reset
+ * the connection), `invalidNumbers`.
  *
  * The small HTTP helpers at the bottom are shared with fake-fast2sms.ts.
  */
@@ -23,10 +27,19 @@ export interface TwilioRequestRecord {
   messagingServiceSid?: string;
   body?: string;
   statusCallback?: string;
-  idempotencyToken?: string;
   authorized: boolean;
   /** the status answered; 0 for a reset or a request left hanging */
   status: number;
+}
+
+export interface TwilioLookupRecord {
+  /** the query string's parameters (`To`, `From`, `DateSent>`, `PageSize`, …) */
+  query: Record<string, string>;
+  authorized: boolean;
+  /** the status answered; 0 for a reset or a request left hanging */
+  status: number;
+  /** how many messages the page carried */
+  returned: number;
 }
 
 export interface FakeMessage {
@@ -35,22 +48,30 @@ export interface FakeMessage {
   from?: string;
   messagingServiceSid?: string;
   body: string;
-  idempotencyToken?: string;
+  dateCreated: Date;
+  /** set at acceptance: the fake "sends" at once */
+  dateSent: Date;
+  status: 'queued' | 'accepted';
 }
 
 const MESSAGES_PATH = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 1000;
 
 export class FakeTwilio {
+  /** every create request, in arrival order */
   readonly requests: TwilioRequestRecord[] = [];
-  /** every message accepted once (a deduped replay adds nothing) */
+  /** every list request, in arrival order */
+  readonly lookups: TwilioLookupRecord[] = [];
+  /** every message accepted (what Twilio would send), duplicates included */
   readonly accepted: FakeMessage[] = [];
-  readonly byToken = new Map<string, FakeMessage>();
   readonly invalidNumbers = new Set<string>();
 
   private failQueue: number[] = [];
   private ratio: { p: number; kinds: FaultKind[]; random: () => number } | undefined;
   private downMode: DownMode | undefined;
   private delayMs = 0;
+  private answersToLose = 0;
   private readonly http: HttpFake;
 
   private constructor(
@@ -71,7 +92,12 @@ export class FakeTwilio {
     return this.http.url;
   }
 
-  /** the next `n` requests answer `status` (after recording them) */
+  /** messages accepted for `to` (the fake cannot know delivery keys; one delivery per number in a test) */
+  acceptedFor(to: string): FakeMessage[] {
+    return this.accepted.filter((m) => m.to === to);
+  }
+
+  /** the next `n` requests (create or list) answer `status` (after recording them) */
   failNext(n: number, status: number): void {
     for (let i = 0; i < n; i++) this.failQueue.push(status);
   }
@@ -86,9 +112,14 @@ export class FakeTwilio {
     this.downMode = on ? mode : undefined;
   }
 
-  /** answer `ms` later; the message is accepted first, as when a response is lost on the way */
+  /** answer `ms` later; a create is accepted first, as when a response is lost on the way */
   slow(ms: number): void {
     this.delayMs = ms;
+  }
+
+  /** the next `n` creates are accepted, then the connection is reset instead of answered */
+  loseAnswers(n: number): void {
+    this.answersToLose += n;
   }
 
   close(): Promise<void> {
@@ -96,40 +127,45 @@ export class FakeTwilio {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
-    const match = MESSAGES_PATH.exec(new URL(req.url ?? '/', 'http://x').pathname);
-    if (req.method !== 'POST' || !match?.[1]) {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const match = MESSAGES_PATH.exec(url.pathname);
+    if (!match?.[1] || (req.method !== 'POST' && req.method !== 'GET')) {
       sendJson(res, 404, twilioError(20404, 'The requested resource was not found', 404));
       return;
     }
+    const authorized = this.authorized(req, match[1]);
+    if (req.method === 'GET') {
+      const record: TwilioLookupRecord = { query: Object.fromEntries(url.searchParams), authorized, status: 0, returned: 0 };
+      this.lookups.push(record);
+      const answer = (status: number, payload: object): void => {
+        record.status = status;
+        this.reply(res, status, payload);
+      };
+      if (this.fault(req, answer)) return;
+      if (!authorized) return answer(401, twilioError(20003, 'Authenticate', 401));
+      const page = this.list(match[1], url.searchParams);
+      if ('error' in page) return answer(400, page.error);
+      record.returned = page.returned;
+      return answer(200, page.payload);
+    }
+
     const form = new URLSearchParams(raw);
-    const token = header(req, 'i-twilio-idempotency-token');
     const record: TwilioRequestRecord = {
       accountSid: match[1],
-      authorized: this.authorized(req, match[1]),
+      authorized,
       status: 0,
       ...optional('to', form.get('To')),
       ...optional('from', form.get('From')),
       ...optional('messagingServiceSid', form.get('MessagingServiceSid')),
       ...optional('body', form.get('Body')),
       ...optional('statusCallback', form.get('StatusCallback')),
-      ...optional('idempotencyToken', token),
     };
     this.requests.push(record);
     const answer = (status: number, payload: object): void => {
       record.status = status;
-      sendJson(res, status, payload);
+      this.reply(res, status, payload);
     };
-
-    if (this.downMode === 'reset') return void req.socket.destroy();
-    if (this.downMode === 'unavailable') return answer(503, twilioError(20503, 'Service Unavailable', 503));
-    const forced = this.failQueue.shift();
-    if (forced !== undefined) return answer(forced, twilioError(20000 + forced, `Forced ${forced}`, forced));
-    if (this.ratio && this.ratio.random() < this.ratio.p) {
-      const kind = this.ratio.kinds[Math.floor(this.ratio.random() * this.ratio.kinds.length)] ?? '500';
-      if (kind === 'timeout') return; // hold the request until the client gives up or close()
-      if (kind === '429') return answer(429, twilioError(20429, 'Too Many Requests', 429));
-      return answer(500, twilioError(20500, 'Internal Server Error', 500));
-    }
+    if (this.fault(req, answer)) return;
     if (!record.authorized) return answer(401, twilioError(20003, 'Authenticate', 401));
 
     const to = record.to;
@@ -144,22 +180,107 @@ export class FakeTwilio {
       return answer(400, twilioError(21602, 'Message body is required.', 400));
     }
 
-    let message = token === undefined ? undefined : this.byToken.get(token);
-    if (!message) {
-      message = {
-        sid: `SM${hex(16)}`,
-        to,
-        body: record.body,
-        ...optional('from', record.from),
-        ...optional('messagingServiceSid', record.messagingServiceSid),
-        ...optional('idempotencyToken', token),
-      };
-      this.accepted.push(message);
-      if (token !== undefined) this.byToken.set(token, message);
+    const now = new Date();
+    const message: FakeMessage = {
+      sid: `SM${hex(16)}`,
+      to,
+      body: record.body,
+      dateCreated: now,
+      dateSent: now,
+      status: record.from === undefined ? 'accepted' : 'queued',
+      ...optional('from', record.from),
+      ...optional('messagingServiceSid', record.messagingServiceSid),
+    };
+    this.accepted.push(message);
+    if (this.answersToLose > 0) {
+      this.answersToLose -= 1;
+      return void req.socket.destroy(); // accepted; the client sees a reset
     }
-    const payload = this.messageJson(message);
-    if (this.delayMs > 0) this.http.later(this.delayMs, () => answer(201, payload));
-    else answer(201, payload);
+    answer(201, this.messageJson(message));
+  }
+
+  /** answers a forced or random fault and says so; false: no fault this time */
+  private fault(req: IncomingMessage, answer: (status: number, payload: object) => void): boolean {
+    if (this.downMode === 'reset') {
+      req.socket.destroy();
+      return true;
+    }
+    if (this.downMode === 'unavailable') {
+      answer(503, twilioError(20503, 'Service Unavailable', 503));
+      return true;
+    }
+    const forced = this.failQueue.shift();
+    if (forced !== undefined) {
+      answer(forced, twilioError(20000 + forced, `Forced ${forced}`, forced));
+      return true;
+    }
+    if (this.ratio && this.ratio.random() < this.ratio.p) {
+      const kind = this.ratio.kinds[Math.floor(this.ratio.random() * this.ratio.kinds.length)] ?? '500';
+      if (kind === 'timeout') return true; // hold the request until the client gives up or close()
+      if (kind === '429') answer(429, twilioError(20429, 'Too Many Requests', 429));
+      else answer(500, twilioError(20500, 'Internal Server Error', 500));
+      return true;
+    }
+    return false;
+  }
+
+  private reply(res: ServerResponse, status: number, payload: object): void {
+    if (this.delayMs > 0) this.http.later(this.delayMs, () => sendJson(res, status, payload));
+    else sendJson(res, status, payload);
+  }
+
+  /** Twilio's Messages list: filters, newest first, `Page`/`PageSize` paging. */
+  private list(accountSid: string, q: URLSearchParams): { payload: object; returned: number } | { error: object } {
+    const day = (name: string): string | undefined | null => {
+      const v = q.get(name);
+      if (v === null) return undefined;
+      return /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null;
+    };
+    const on = day('DateSent');
+    const before = day('DateSent<');
+    const after = day('DateSent>');
+    if (on === null || before === null || after === null) return { error: twilioError(20001, 'Invalid DateSent', 400) };
+    const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, Number(q.get('PageSize') ?? DEFAULT_PAGE_SIZE) || DEFAULT_PAGE_SIZE));
+    const page = Math.max(0, Number(q.get('Page') ?? 0) || 0);
+    const to = q.get('To');
+    const from = q.get('From');
+    const matching = this.accepted
+      .filter((m) => {
+        const sentDay = m.dateSent.toISOString().slice(0, 10);
+        return (
+          (to === null || m.to === to) &&
+          (from === null || m.from === from) &&
+          (on === undefined || sentDay === on) &&
+          (before === undefined || sentDay <= before) &&
+          (after === undefined || sentDay >= after)
+        );
+      })
+      .map((m, i) => ({ m, i }))
+      .sort((a, b) => b.m.dateCreated.getTime() - a.m.dateCreated.getTime() || b.i - a.i)
+      .map(({ m }) => m);
+    const start = page * pageSize;
+    const slice = matching.slice(start, start + pageSize);
+    const path = `/2010-04-01/Accounts/${accountSid}/Messages.json`;
+    const pageUri = (p: number): string => {
+      const params = new URLSearchParams(q);
+      params.set('PageSize', String(pageSize));
+      params.set('Page', String(p));
+      params.delete('PageToken');
+      if (p > 0) params.set('PageToken', `PA${slice[0]?.sid ?? ''}`);
+      return `${path}?${params.toString()}`;
+    };
+    const payload = {
+      end: start + Math.max(0, slice.length - 1),
+      first_page_uri: pageUri(0),
+      messages: slice.map((m) => this.messageJson(m)),
+      next_page_uri: start + pageSize < matching.length ? pageUri(page + 1) : null,
+      page,
+      page_size: pageSize,
+      previous_page_uri: page > 0 ? pageUri(page - 1) : null,
+      start,
+      uri: pageUri(page),
+    };
+    return { payload, returned: slice.length };
   }
 
   private authorized(req: IncomingMessage, pathSid: string): boolean {
@@ -168,14 +289,13 @@ export class FakeTwilio {
   }
 
   private messageJson(m: FakeMessage): object {
-    const now = new Date().toUTCString();
     return {
       account_sid: this.accountSid,
       api_version: '2010-04-01',
       body: m.body,
-      date_created: now,
-      date_sent: null,
-      date_updated: now,
+      date_created: m.dateCreated.toUTCString(),
+      date_sent: m.dateSent.toUTCString(),
+      date_updated: m.dateCreated.toUTCString(),
       direction: 'outbound-api',
       error_code: null,
       error_message: null,
@@ -186,7 +306,7 @@ export class FakeTwilio {
       price: null,
       price_unit: 'USD',
       sid: m.sid,
-      status: m.from === undefined ? 'accepted' : 'queued',
+      status: m.status,
       subresource_uris: { media: `/2010-04-01/Accounts/${this.accountSid}/Messages/${m.sid}/Media.json` },
       to: m.to,
       uri: `/2010-04-01/Accounts/${this.accountSid}/Messages/${m.sid}.json`,

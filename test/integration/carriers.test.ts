@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailoverCarrier, type CircuitState } from '../../src/sms/failover.js';
 import { Fast2SmsCarrier } from '../../src/sms/fast2sms.js';
 import type { AttemptResult } from '../../src/domain/delivery.js';
+import type { OutgoingSms } from '../../src/sms/port.js';
 import { TwilioCarrier, type TwilioCarrierOptions } from '../../src/sms/twilio.js';
 import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
@@ -30,7 +31,9 @@ afterEach(async () => {
 const twilioCarrier = (o: Partial<TwilioCarrierOptions> = {}): TwilioCarrier =>
   new TwilioCarrier({ accountSid: tw.accountSid, authToken: tw.authToken, from: FROM, baseUrl: tw.url, timeoutMs: 2000, ...o });
 const fast2sms = (timeoutMs = 2000): Fast2SmsCarrier => new Fast2SmsCarrier({ apiKey: f2.apiKey, baseUrl: f2.url, timeoutMs });
-const sms = (key: string, to = US, body = 'SOS from Vigil: test') => ({ to, body, idempotencyKey: key });
+const sms = (key: string, to = US, body = 'SOS from Vigil: test'): OutgoingSms => ({ to, body, idempotencyKey: key });
+/** the same text again, as the dispatcher retries it after an attempt that ended with `lastError` */
+const retryOf = (m: OutgoingSms, lastError: string, since: Date): OutgoingSms => ({ ...m, earlier: { lastError, since } });
 
 /** a loopback port with nothing listening */
 async function deadPort(): Promise<number> {
@@ -42,7 +45,7 @@ async function deadPort(): Promise<number> {
 }
 
 describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
-  it('sends with basic auth and records to, body, sender, status callback and the idempotency token', async () => {
+  it('sends with basic auth and records to, body, sender and status callback', async () => {
     const carrier = twilioCarrier({ statusCallbackUrl: 'http://127.0.0.1:9/receipts' });
     const r = await carrier.send(sms('inc1:c1'));
     expect(r).toEqual({ ok: true, carrier: 'twilio', providerMessageId: expect.stringMatching(/^SM[0-9a-f]{32}$/) });
@@ -53,10 +56,10 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
       from: FROM,
       body: 'SOS from Vigil: test',
       statusCallback: 'http://127.0.0.1:9/receipts',
-      idempotencyToken: 'inc1:c1',
       status: 201,
     });
     expect(tw.accepted.map((m) => m.sid)).toEqual([r.ok ? r.providerMessageId : '']);
+    expect(tw.lookups).toHaveLength(0);
   });
 
   it('uses MessagingServiceSid when the sender is a Messaging Service', async () => {
@@ -71,15 +74,17 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
     expect(await twilioCarrier().send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: false, code: 'twilio_21211' });
   });
 
-  it('500 and 503 are retryable; the retry with the same key then succeeds once', async () => {
+  it('500 and 503 are retryable, and a retry after an error answer sends without looking first', async () => {
     const carrier = twilioCarrier();
+    const since = new Date();
     tw.failNext(1, 500);
     tw.failNext(1, 503);
     expect(await carrier.send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'http_500' });
-    expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, retryable: true, code: 'http_503' });
-    expect(await carrier.send(sms('k'))).toMatchObject({ ok: true });
+    expect(await carrier.send(retryOf(sms('k'), 'http_500', since))).toMatchObject({ ok: false, retryable: true, code: 'http_503' });
+    expect(await carrier.send(retryOf(sms('k'), 'http_503', since))).toMatchObject({ ok: true });
     expect(tw.accepted).toHaveLength(1);
-    expect(tw.requests.map((r) => r.idempotencyToken)).toEqual(['k', 'k', 'k']);
+    expect(tw.requests).toHaveLength(3);
+    expect(tw.lookups).toHaveLength(0);
   });
 
   it('429 is retryable (and the client does not retry on its own)', async () => {
@@ -88,15 +93,27 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
     expect(tw.requests).toHaveLength(1);
   });
 
-  it('an answer slower than timeoutMs is a retryable timeout; the retry is deduped by the token', async () => {
-    const carrier = twilioCarrier({ timeoutMs: 300 });
+  it('like Twilio, the fake has no idempotency: the same create twice, whatever the headers, is two messages', async () => {
+    const auth = `Basic ${Buffer.from(`${tw.accountSid}:${tw.authToken}`).toString('base64')}`;
+    const create = () =>
+      fetch(`${tw.url}/2010-04-01/Accounts/${tw.accountSid}/Messages.json`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded', 'I-Twilio-Idempotency-Token': 'inc1:c1' },
+        body: new URLSearchParams({ To: US, From: FROM, Body: 'same' }).toString(),
+      });
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(201);
+    const carrier = twilioCarrier();
+    await carrier.send(sms('inc1:c1'));
+    await carrier.send(sms('inc1:c1'));
+    expect(tw.accepted).toHaveLength(4);
+    expect(new Set(tw.accepted.map((m) => m.sid)).size).toBe(4);
+  });
+
+  it('an answer slower than timeoutMs is a retryable timeout', async () => {
     tw.slow(1500);
-    expect(await carrier.send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
+    expect(await twilioCarrier({ timeoutMs: 300 }).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
     // the fake accepted it before answering late: an ambiguous timeout
-    expect(tw.accepted).toHaveLength(1);
-    tw.slow(0);
-    const retry = await carrier.send(sms('k'));
-    expect(retry).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
     expect(tw.accepted).toHaveLength(1);
   });
 
@@ -118,25 +135,161 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
     expect(await twilioCarrier().send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
   });
 
-  it('the same key twice is one accepted message with one sid', async () => {
-    const carrier = twilioCarrier();
-    const a = await carrier.send(sms('inc1:c1'));
-    const b = await carrier.send(sms('inc1:c1'));
-    expect(a.ok && b.ok).toBe(true);
-    expect(b).toEqual(a);
-    expect(tw.requests).toHaveLength(2);
-    expect(tw.accepted).toHaveLength(1);
-  });
-
-  it('concurrent sends each carry their own key (no shared state between sends)', async () => {
+  it('concurrent sends do not mix up recipients and bodies', async () => {
     const carrier = twilioCarrier();
     tw.slow(20);
     const n = 25;
     const to = (i: number) => `+1415555${String(i).padStart(4, '0')}`;
-    const results = await Promise.all(Array.from({ length: n }, (_, i) => carrier.send(sms(`inc:${i}`, to(i)))));
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => carrier.send(sms(`inc:${i}`, to(i), `text ${i}`))));
     expect(results.every((r) => r.ok)).toBe(true);
     expect(tw.accepted).toHaveLength(n);
-    for (const r of tw.requests) expect(r.idempotencyToken).toBe(`inc:${Number(r.to?.slice(-4))}`);
+    for (const m of tw.accepted) expect(m.body).toBe(`text ${Number(m.to.slice(-4))}`);
+    results.forEach((r, i) => expect(r.ok && tw.accepted.find((m) => m.sid === r.providerMessageId)?.to).toBe(to(i)));
+  });
+});
+
+describe('at most one message per delivery after an ambiguous failure (deliveries are per recipient and idempotent)', () => {
+  it('an answer lost after acceptance (connection reset): the retry finds the message and records its SID', async () => {
+    const carrier = twilioCarrier();
+    const since = new Date();
+    tw.loseAnswers(1);
+    const first = await carrier.send(sms('inc1:c1'));
+    expect(first).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
+    expect(tw.accepted).toHaveLength(1);
+
+    const retry = await carrier.send(retryOf(sms('inc1:c1'), 'net_econnreset', since));
+    expect(retry).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(tw.accepted).toHaveLength(1);
+    expect(tw.requests).toHaveLength(1);
+    // Twilio's list, filtered by recipient, sender and day (GMT), as the client sends it
+    expect(tw.lookups).toHaveLength(1);
+    expect(tw.lookups[0]?.query).toMatchObject({ To: US, From: FROM, 'DateSent>': expect.stringMatching(/^\d{4}-\d{2}-\d{2}T00:00:00Z$/) });
+  });
+
+  it('an answer slower than the timeout: the retry finds the message instead of sending it again', async () => {
+    const carrier = twilioCarrier({ timeoutMs: 300 });
+    const since = new Date();
+    tw.slow(1500);
+    expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, code: 'timeout' });
+    tw.slow(0);
+    expect(await carrier.send(retryOf(sms('k'), 'timeout', since))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(tw.accepted).toHaveLength(1);
+  });
+
+  it('an attempt whose outcome was never recorded (crash, lapsed lease) is looked up too', async () => {
+    const carrier = twilioCarrier();
+    const since = new Date();
+    const first = await carrier.send(sms('k'));
+    const retry = await carrier.send({ ...sms('k'), earlier: { since } });
+    expect(retry).toEqual(first);
+    expect(tw.accepted).toHaveLength(1);
+  });
+
+  it('a lookup that finds nothing sends again', async () => {
+    const carrier = twilioCarrier({ timeoutMs: 300 });
+    const since = new Date();
+    tw.failRatio(1, ['timeout']); // the request hangs before anything is accepted
+    expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, code: 'timeout' });
+    expect(tw.accepted).toHaveLength(0);
+    tw.failRatio(0, []);
+    const retry = await carrier.send(retryOf(sms('k'), 'timeout', since));
+    expect(retry).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(tw.lookups.map((l) => l.returned)).toEqual([0]);
+    expect(tw.requests).toHaveLength(2);
+    expect(tw.accepted).toHaveLength(1);
+  });
+
+  it('a lookup that fails is a retryable failure, not "not sent": nothing is created until a lookup answers', async () => {
+    const carrier = twilioCarrier({ timeoutMs: 300 });
+    const since = new Date();
+    tw.loseAnswers(1);
+    expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, code: 'net_econnreset' });
+    tw.failNext(1, 503);
+    expect(await carrier.send(retryOf(sms('k'), 'net_econnreset', since))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'lookup_http_503' });
+    tw.failRatio(1, ['timeout']);
+    expect(await carrier.send(retryOf(sms('k'), 'lookup_http_503', since))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'lookup_timeout' });
+    tw.failRatio(0, []);
+    expect(tw.requests).toHaveLength(1);
+    expect(await carrier.send(retryOf(sms('k'), 'lookup_timeout', since))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(tw.accepted).toHaveLength(1);
+  });
+
+  it('only our exact body counts, and only from the creation of the delivery on (less clock skew)', async () => {
+    const carrier = twilioCarrier({ timeoutMs: 200 });
+    await carrier.send(sms('other', US, 'a different text'));
+    await carrier.send(sms('old', US, 'SOS from Vigil: test'));
+    // the identical text went out an hour before this delivery existed (another incident)
+    tw.accepted[1]!.dateCreated = new Date(Date.now() - 3_600_000);
+    const since = new Date();
+    tw.failRatio(1, ['timeout']); // nothing accepted this time
+    expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, code: 'timeout' });
+    tw.failRatio(0, []);
+    const r = await carrier.send(retryOf(sms('k'), 'timeout', since));
+    expect(tw.lookups.map((l) => l.returned)).toEqual([2]);
+    expect(tw.accepted).toHaveLength(3);
+    expect(r).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[2]?.sid });
+  });
+
+  it('the lookup reads every page of the Twilio list (newest first)', async () => {
+    const carrier = twilioCarrier();
+    const since = new Date();
+    tw.loseAnswers(1);
+    await carrier.send(sms('k', US, 'the SOS'));
+    const target = tw.accepted[0]!;
+    await Promise.all(Array.from({ length: 60 }, (_, i) => carrier.send(sms(`n${i}`, US, `later text ${i}`))));
+    expect(await carrier.send(retryOf(sms('k', US, 'the SOS'), 'net_econnreset', since))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: target.sid });
+    expect(tw.lookups.map((l) => l.returned)).toEqual([50, 11]);
+  });
+
+  it('with a Messaging Service sender the lookup filters by recipient only (the service picks the number)', async () => {
+    const carrier = twilioCarrier({ from: 'MG0123456789abcdef0123456789abcdef' });
+    const since = new Date();
+    tw.loseAnswers(1);
+    await carrier.send(sms('k'));
+    expect(await carrier.send(retryOf(sms('k'), 'net_econnreset', since))).toMatchObject({ ok: true, providerMessageId: tw.accepted[0]?.sid });
+    expect(tw.lookups[0]?.query.From).toBeUndefined();
+  });
+
+  /** Ten deliveries driven like the dispatcher drives them (up to 6 attempts); `ambiguous` spoils each first attempt. */
+  async function duplicates(carrier: TwilioCarrier, ambiguous: { before: () => void; after: () => void }, lookup: boolean): Promise<{ perDelivery: number[]; sent: number }> {
+    const n = 10;
+    const to = (i: number) => `+1415557${String(i).padStart(4, '0')}`;
+    const text = (i: number) => sms(`d:${i}`, to(i), `SOS ${i}`);
+    tw.accepted.length = 0;
+    let sent = 0;
+    for (let i = 0; i < n; i++) {
+      const since = new Date();
+      ambiguous.before();
+      let r = await carrier.send(text(i));
+      ambiguous.after();
+      for (let attempt = 2; attempt <= 6 && !r.ok && r.retryable; attempt++) {
+        r = await carrier.send(lookup ? retryOf(text(i), r.code, since) : text(i));
+      }
+      if (r.ok) sent++;
+    }
+    return { perDelivery: Array.from({ length: n }, (_, i) => tw.acceptedFor(to(i)).length), sent };
+  }
+  const dups = (r: { perDelivery: number[] }): number => r.perDelivery.reduce((a, b) => a + Math.max(0, b - 1), 0);
+
+  it('answers lost after acceptance: exactly one accepted message per delivery with the lookup, more without', async () => {
+    const lose = { before: () => tw.loseAnswers(1), after: () => {} };
+    const without = await duplicates(twilioCarrier(), lose, false);
+    const withLookup = await duplicates(twilioCarrier(), lose, true);
+    console.log(`answers lost after acceptance, 10 deliveries: duplicates without lookup ${dups(without)}, with lookup ${dups(withLookup)}`);
+    expect(without.sent).toBe(10);
+    expect(withLookup.sent).toBe(10);
+    expect(withLookup.perDelivery).toEqual(Array(10).fill(1));
+    expect(dups(withLookup)).toBeLessThan(dups(without));
+  });
+
+  it('answers slower than the timeout: fewer duplicates with the lookup than without', async () => {
+    const late = { before: () => tw.slow(800), after: () => tw.slow(0) };
+    const without = await duplicates(twilioCarrier({ timeoutMs: 250 }), late, false);
+    const withLookup = await duplicates(twilioCarrier({ timeoutMs: 250 }), late, true);
+    console.log(`answers slower than the timeout, 10 deliveries: duplicates without lookup ${dups(without)}, with lookup ${dups(withLookup)}`);
+    expect(withLookup.sent).toBe(10);
+    expect(dups(withLookup)).toBe(0);
+    expect(dups(withLookup)).toBeLessThan(dups(without));
   });
 });
 
@@ -286,6 +439,15 @@ describe('FailoverCarrier (Twilio primary, Fast2SMS secondary)', () => {
     await carrier.send(sms('p', IN));
     await carrier.send(sms('q', IN));
     expect(carrier.state).toBe('closed'); // the permanent answer reset the count
+  });
+
+  it('at-least-once across carriers: a Twilio timeout that opens the circuit goes to Fast2SMS although Twilio may have sent it', async () => {
+    const carrier = new FailoverCarrier(twilioCarrier({ timeoutMs: 250 }), fast2sms(), { threshold: 1, now });
+    tw.slow(800); // Twilio accepts, the answer comes too late
+    expect(await carrier.send(sms('inc:1', IN))).toMatchObject({ ok: true, carrier: 'fast2sms' });
+    // the contact gets the text from both carriers: Fast2SMS cannot look up what Twilio holds
+    expect(tw.acceptedFor(IN)).toHaveLength(1);
+    expect(f2.accepted).toHaveLength(1);
   });
 
   it('while open, a number Fast2SMS cannot serve stays retryable (waits for Twilio)', async () => {

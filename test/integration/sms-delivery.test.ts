@@ -48,11 +48,12 @@ describe('SOS deliveries through Twilio', () => {
     expect(tw.requests.filter((r) => r.to === invalid)).toHaveLength(1);
     expect((await incidentOf(v, a.timerId)).deliveries.find((d) => d.phone === invalid)).toMatchObject({ status: 'failed', attempts: 1 });
 
-    // every request carried its delivery key as the idempotency token
+    // one create per delivery, none of them a lookup: nothing was ambiguous
     for (const d of inc.deliveries) {
-      expect(tw.requests.filter((r) => r.to === d.phone).map((r) => r.idempotencyToken)).toEqual([d.key]);
+      expect(tw.requests.filter((r) => r.to === d.phone)).toHaveLength(1);
       expect(d.key).toBe(`${inc.id}:${d.contactId}`);
     }
+    expect(tw.lookups).toHaveLength(0);
   });
 
   it('the SOS text names the person and the place, links the map and gives the deadline that passed', async () => {
@@ -104,7 +105,8 @@ describe('SOS deliveries through Twilio', () => {
       expect(inc.deliveries[0]).toMatchObject({ status: 'dead', attempts: 3, lastError: 'http_503', carrier: 'twilio' });
       const attempts = tw.requests.filter((r) => r.to === phone);
       expect(attempts).toHaveLength(3);
-      expect(new Set(attempts.map((r) => r.idempotencyToken))).toEqual(new Set([inc.deliveries[0]!.key]));
+      // a 503 is an answer, not an ambiguity: no retry looked the message up first
+      expect(tw.lookups.filter((l) => l.query.To === phone)).toHaveLength(0);
 
       // the moderator socket hears it, with the number masked
       const dead = await eventually(

@@ -97,8 +97,8 @@ export async function dispatchRound(v: TestVigil): Promise<number> {
 /**
  * An HTTP proxy in front of a fake carrier that, with probability `lossRatio`, lets the
  * request through (the carrier accepts the message) and then never answers: the
- * client times out without knowing the message went out — the case the idempotency
- * key exists for.
+ * client times out without knowing the message went out — the ambiguous failure the
+ * Twilio adapter resolves by looking the message up before sending it again.
  */
 export class LossyProxy {
   dropped = 0;

@@ -6,12 +6,17 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { EnvSchema, loadConfig } from '../../src/config.js';
 import { makeLimits } from '../../src/domain/limits.js';
 import { openapiDocument } from '../../src/http/openapi.js';
 import { createMetrics } from '../../src/metrics.js';
+import { ConfigMap, Service } from 'kubernetes-models/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { configMapHash, kustomizeBuild, parseEnvFile, type KObject } from '../helpers/kustomize.js';
 import { markdownAnchors, metricExists, parseDockerfile, promqlMetricNames } from '../helpers/ops.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -94,7 +99,19 @@ const podSpec = deployment.spec?.template?.spec ?? {};
 const podLabels = deployment.spec?.template?.metadata?.labels;
 const container = (podSpec.containers ?? [])[0] as Container;
 const service = one('service.yaml', 'Service');
-const configMap = one('configmap.yaml', 'ConfigMap');
+// what `kubectl apply -k k8s/` sends: the generated ConfigMap, hashed names, labels, images
+const built = kustomizeBuild(K8S);
+const builtOne = (kind: string, name?: string): K8sObject => {
+  const found = built.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  expect(found, `kustomize build holds one ${kind} ${name ?? ''}`).toHaveLength(1);
+  return found[0] as K8sObject;
+};
+const configMap = (() => {
+  const found = built.filter((o) => o.kind === 'ConfigMap' && /^vigil-config-[a-z0-9]{10}$/.test(o.metadata.name));
+  expect(found, 'one generated vigil-config-<hash> ConfigMap').toHaveLength(1);
+  return found[0] as K8sObject;
+})();
+const builtContainer = (builtOne('Deployment', 'vigil').spec?.template?.spec?.containers ?? [])[0] as Container;
 const secret = one('secret.example.yaml', 'Secret');
 const rule = one('prometheusrule.yaml', 'PrometheusRule');
 const doc = openapiDocument(makeLimits(loadConfig({}).limits));
@@ -123,8 +140,9 @@ describe('manifests', () => {
     expect([...(k.resources ?? [])].sort()).toEqual(expected);
   });
 
-  it('Deployment: 3 replicas, selector matches its pods, probes on real routes and named ports', () => {
-    expect(deployment.spec?.replicas).toBe(3);
+  it('Deployment: no replica count beside the HPA, selector matches its pods, probes on real routes and named ports', () => {
+    // `kubectl apply -k` would reset the HPA's count to this value and drop the removed pods' sockets
+    expect(deployment.spec?.replicas, 'the HPA owns the replica count').toBeUndefined();
     expect(subset(deployment.spec?.selector?.matchLabels, podLabels)).toBe(true);
     const portNames = (container.ports ?? []).map((p) => p.name);
     const probes = { startupProbe: '/livez', livenessProbe: '/livez', readinessProbe: '/readyz' } as const;
@@ -136,8 +154,8 @@ describe('manifests', () => {
     }
   });
 
-  it('Deployment: env from the ConfigMap and the Secret, REPLICA_ID from the pod name', () => {
-    const from = container.envFrom ?? [];
+  it('Deployment: env from the generated ConfigMap and the Secret, REPLICA_ID from the pod name', () => {
+    const from = builtContainer.envFrom ?? [];
     expect(from.map((e) => e.configMapRef?.name).filter(Boolean)).toEqual([configMap.metadata?.name]);
     expect(from.map((e) => e.secretRef?.name).filter(Boolean)).toEqual([secret.metadata?.name]);
     const replica = (container.env ?? []).find((e) => e.name === 'REPLICA_ID');
@@ -216,6 +234,101 @@ describe('manifests', () => {
   });
 });
 
+describe('kustomize build, validated against the Kubernetes types', () => {
+  const VALIDATORS: Record<string, (o: KObject) => { validate(): void }> = {
+    'v1/ConfigMap': (o) => new ConfigMap(o as ConstructorParameters<typeof ConfigMap>[0]),
+    'v1/Service': (o) => new Service(o as ConstructorParameters<typeof Service>[0]),
+    'apps/v1/Deployment': (o) => new Deployment(o as ConstructorParameters<typeof Deployment>[0]),
+    'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as ConstructorParameters<typeof HorizontalPodAutoscaler>[0]),
+    'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as ConstructorParameters<typeof PodDisruptionBudget>[0]),
+  };
+  const CRDS = new Set(['monitoring.coreos.com/v1/PrometheusRule', 'monitoring.coreos.com/v1/ServiceMonitor']);
+  const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  const DURATION = /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
+  const stringMap = (v: unknown) => v === undefined || (typeof v === 'object' && v !== null && Object.values(v).every((x) => typeof x === 'string'));
+
+  it('builds the objects apply -k sends, each with a valid name and the managed-by label', () => {
+    expect(built.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort()).toEqual(
+      [
+        'ConfigMap/vigil-config-<hash>',
+        'ConfigMap/vigil-grafana-dashboard',
+        'Deployment/vigil',
+        'HorizontalPodAutoscaler/vigil',
+        'PodDisruptionBudget/vigil',
+        'PrometheusRule/vigil',
+        'Service/vigil',
+        'ServiceMonitor/vigil',
+      ].sort(),
+    );
+    for (const o of built) {
+      expect(o.metadata.name, o.kind).toMatch(DNS1123);
+      expect(o.metadata.labels?.['app.kubernetes.io/managed-by'], o.kind).toBe('kustomize');
+    }
+  });
+
+  it('every built-in object passes its kubernetes-models validation; only known CRDs remain', () => {
+    for (const o of built) {
+      const key = `${o.apiVersion}/${o.kind}`;
+      const make = VALIDATORS[key];
+      if (!make) {
+        expect(CRDS.has(key), `${key} has a validator`).toBe(true);
+        continue;
+      }
+      expect(() => make(o).validate(), `${key} ${o.metadata.name}`).not.toThrow();
+    }
+  });
+
+  it('the validation can fail: a string replica count and a non-string ConfigMap value are refused', () => {
+    const d = structuredClone(builtOne('Deployment', 'vigil')) as KObject & { spec: { replicas?: unknown } };
+    d.spec.replicas = 'three';
+    expect(() => new Deployment(d as unknown as ConstructorParameters<typeof Deployment>[0]).validate()).toThrow(/replicas/);
+    const cm = { ...configMap, data: { PORT: 3000 } };
+    expect(() => new ConfigMap(cm as unknown as ConstructorParameters<typeof ConfigMap>[0]).validate()).toThrow(/data/);
+  });
+
+  it('PrometheusRule: groups of alerts with an expression, a duration, and string labels and annotations', () => {
+    const pr = builtOne('PrometheusRule') as K8sObject & { spec: { groups: Record<string, unknown>[] } };
+    expect(Object.keys(pr.spec)).toEqual(['groups']);
+    expect(pr.spec.groups.length).toBeGreaterThan(0);
+    const names = new Set<string>();
+    for (const g of pr.spec.groups) {
+      expect(Object.keys(g).every((k) => ['name', 'interval', 'rules', 'partial_response_strategy', 'limit'].includes(k)), JSON.stringify(Object.keys(g))).toBe(true);
+      expect(typeof g.name).toBe('string');
+      expect(names.has(String(g.name)), `group ${String(g.name)} is unique`).toBe(false);
+      names.add(String(g.name));
+      for (const r of g.rules as Record<string, unknown>[]) {
+        expect(Object.keys(r).every((k) => ['alert', 'record', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations'].includes(k)), JSON.stringify(r)).toBe(true);
+        expect(typeof r.alert === 'string' || typeof r.record === 'string').toBe(true);
+        expect(typeof r.expr === 'string' && r.expr.trim() !== '').toBe(true);
+        if (r.for !== undefined) expect(String(r.for)).toMatch(DURATION);
+        expect(stringMap(r.labels) && stringMap(r.annotations), String(r.alert)).toBe(true);
+      }
+    }
+  });
+
+  it('ServiceMonitor: a label selector and endpoints with a port, a path and durations', () => {
+    const sm = builtOne('ServiceMonitor') as K8sObject & { spec: { selector: { matchLabels: unknown }; endpoints: Record<string, unknown>[] } };
+    expect(stringMap(sm.spec.selector.matchLabels)).toBe(true);
+    expect(sm.spec.endpoints.length).toBeGreaterThan(0);
+    for (const e of sm.spec.endpoints) {
+      expect(Object.keys(e).every((k) => ['port', 'path', 'interval', 'scrapeTimeout', 'scheme', 'honorLabels', 'relabelings', 'metricRelabelings'].includes(k))).toBe(true);
+      expect(typeof e.port).toBe('string');
+      expect(String(e.path)).toMatch(/^\//);
+      for (const d of [e.interval, e.scrapeTimeout]) if (d !== undefined) expect(String(d)).toMatch(DURATION);
+    }
+  });
+
+  it('the generated ConfigMap is the env file, and its name follows the content so a change rolls the pods', () => {
+    const env = parseEnvFile(read('k8s', 'vigil-config.env'));
+    expect(configMap.data).toEqual(env);
+    expect(configMap.metadata?.name).toBe(`vigil-config-${configMapHash('vigil-config', env)}`);
+    expect(configMapHash('vigil-config', { ...env, LOG_LEVEL: 'debug' })).not.toBe(configMapHash('vigil-config', env));
+    // the pod template points at the hashed name: a new name is a new template, hence a rollout
+    expect((builtContainer.envFrom ?? []).map((e) => e.configMapRef?.name).filter(Boolean)).toEqual([configMap.metadata?.name]);
+    expect(builtContainer.image).toBe('vigil:0.1.0');
+  });
+});
+
 describe('alerts and dashboard', () => {
   const rules = (rule.spec?.groups ?? []).flatMap((g) => g.rules).filter((r) => r.alert);
 
@@ -252,9 +365,13 @@ describe('alerts and dashboard', () => {
 
   const dashboardFile = read('ops', 'grafana', 'vigil-dashboard.json');
   const dashboard = JSON.parse(dashboardFile) as {
-    panels: { type: string; title: string; targets?: { expr: string }[] }[];
+    panels: { type: string; title: string; targets?: { expr: string }[]; fieldConfig?: { defaults?: { unit?: string }; overrides?: unknown[] } }[];
     templating: { list: { query?: string | { query?: string } }[] };
   };
+
+  it('the PrometheusRule carries exactly ops/prometheus/vigil-rules.yaml', () => {
+    expect(rule.spec, 'run `node scripts/sync-dashboard.mjs`').toEqual(parse(read('ops', 'prometheus', 'vigil-rules.yaml')));
+  });
 
   it('the dashboard ConfigMap carries exactly ops/grafana/vigil-dashboard.json', () => {
     const cm = one('grafana-dashboard.yaml', 'ConfigMap');
@@ -283,7 +400,9 @@ describe('alerts and dashboard', () => {
       'vigil_sweeps_total',
       'vigil_sweep_duration_seconds_bucket',
       'vigil_lock_acquisitions_total',
-      'vigil_lock_holder',
+      'vigil_sos_sms_latency_seconds_bucket',
+      'vigil_commands_total',
+      'vigil_nodejs_eventloop_lag_p99_seconds',
       'vigil_deliveries_total',
       'vigil_delivery_oldest_pending_age_seconds',
       'vigil_deliveries_dead',
@@ -295,15 +414,41 @@ describe('alerts and dashboard', () => {
   });
 });
 
+describe('dashboard panels', () => {
+  const dashboard = JSON.parse(read('ops', 'grafana', 'vigil-dashboard.json')) as {
+    panels: { type: string; title: string; targets?: { expr: string }[]; fieldConfig?: { defaults?: { unit?: string } } }[];
+  };
+  const graphs = dashboard.panels.filter((p) => p.type !== 'row');
+
+  it('a ratio panel shows 0, not "No data", when nothing happened', () => {
+    for (const p of graphs.filter((g) => g.fieldConfig?.defaults?.unit === 'percentunit')) {
+      for (const t of p.targets ?? []) expect(t.expr, p.title).toMatch(/\/ \(.*> 0\)\) or vector\(0\)$/);
+    }
+  });
+
+  it('every panel has one unit, and time-series panels of seconds plot only durations', () => {
+    for (const p of graphs) expect(p.fieldConfig?.defaults?.unit, p.title).toBeTruthy();
+    for (const p of graphs.filter((g) => g.fieldConfig?.defaults?.unit === 's' && g.type === 'timeseries')) {
+      for (const t of p.targets ?? []) expect(t.expr, p.title).toMatch(/_seconds|histogram_quantile/);
+    }
+  });
+
+  it('no panel reads the lock-holder gauge, which is 1 only for the milliseconds of a sweep', () => {
+    for (const p of graphs) for (const t of p.targets ?? []) expect(t.expr, p.title).not.toContain('vigil_lock_holder');
+  });
+});
+
 describe('Dockerfile', () => {
   const { stages } = parseDockerfile(read('Dockerfile'));
   const final = stages.at(-1);
   const ops = (op: string) => (final?.instructions ?? []).filter((i) => i.op === op);
   const everything = stages.flatMap((s) => s.instructions);
 
-  it('is multi-stage on node:20-bookworm-slim: npm ci + build, then npm ci --omit=dev', () => {
+  it('is multi-stage on Node 22 LTS bookworm-slim pinned by digest: npm ci + build, then npm ci --omit=dev', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(stages.every((s) => s.from === 'node:20-bookworm-slim' || stages.some((o) => o.name === s.from))).toBe(true);
+    const bases = new Set(stages.filter((s) => !stages.some((o) => o.name === s.from)).map((s) => s.from));
+    expect(bases.size, 'one base image').toBe(1);
+    expect([...bases][0]).toMatch(/^node:22\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
     const runs = everything.filter((i) => i.op === 'RUN').map((i) => i.args);
     expect(runs.some((r) => /\bnpm ci\b(?!.*--omit=dev)/.test(r))).toBe(true);
     expect(runs.some((r) => /\bnpm run build\b/.test(r))).toBe(true);
