@@ -87,6 +87,16 @@ export class TimerService {
     return this.store.failedEscalations(limit);
   }
 
+  /**
+   * A moderator sends a dead-lettered escalation back to the sweep (after fixing its
+   * cause): pending again with a fresh count. Repeats answer with the current timer.
+   */
+  async retryEscalation(timerId: string): Promise<Timer> {
+    const t = (await this.store.retryEscalation(timerId)) ?? (await this.store.getTimer(timerId));
+    if (!t) throw notFound(timerId);
+    return t;
+  }
+
   /** The store's clock (what "time left" is measured against). */
   now(): Promise<Date> {
     return this.store.now();

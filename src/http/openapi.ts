@@ -233,6 +233,17 @@ function paths(): Record<string, PathItem> {
         responses: { '200': ok('Dead-lettered escalations', ref('schemas', 'FailedEscalationList'), requestId), ...errors(...userErrors, '403') },
       },
     },
+    '/v1/admin/escalations/{timerId}/retry': {
+      post: {
+        tags: ['admin'],
+        operationId: 'retryFailedEscalation',
+        summary: 'Send a dead-lettered escalation back to the sweep (moderators)',
+        description: 'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
+        parameters: [parameter('timerId', 'path', true, z.toJSONSchema(IdParam, generate))],
+        requestBody: noBody,
+        responses: { '200': ok('The timer', obj({ timer: ref('schemas', 'FailedEscalation') }), requestId), ...errors(...userErrors, '403', '404') },
+      },
+    },
     '/v1/admin/users/{userId}/timers': {
       get: {
         tags: ['admin'],

@@ -90,6 +90,8 @@ export interface Store {
   recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null>;
   /** Dead-lettered escalations, oldest deadline first. */
   failedEscalations(limit: number): Promise<Timer[]>;
+  /** CAS escalation failed → pending with the failure count reset (a moderator retries it); the last error is kept. */
+  retryEscalation(timerId: string): Promise<Timer | null>;
   /** Live timers past their deadline: how many and the oldest deadline (queue age). */
   overdue(): Promise<{ count: number; oldest?: Date }>;
 

@@ -139,5 +139,19 @@ export function outboxCases(ctx: ContractContext): void {
       expect(await store.markEscalated(timer.id, 'inc')).toBe(false);
       expect(await store.getTimer(timer.id)).toMatchObject({ escalation: 'failed', escalationAttempts: 3 });
     });
+
+    it('invariant 4: a moderator retries a dead letter: pending again with a fresh count, once', async () => {
+      const store = ctx.store();
+      const { timer } = await openedIncident(store);
+      expect(await store.retryEscalation(timer.id)).toBeNull(); // pending, not failed
+      await store.recordEscalationFailure(timer.id, 'boom', 1);
+      const back = await store.retryEscalation(timer.id);
+      expect(back).toMatchObject({ id: timer.id, escalation: 'pending', escalationError: 'boom' });
+      expect(back?.escalationAttempts).toBeUndefined();
+      expect(await store.retryEscalation(timer.id)).toBeNull();
+      expect((await store.pendingEscalations(10)).map((t) => t.id)).toEqual([timer.id]);
+      expect(await store.failedEscalations(10)).toEqual([]);
+      expect(await store.retryEscalation('no-such-timer')).toBeNull();
+    });
   });
 }

@@ -324,7 +324,7 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
     expect(w.lines.filter((l) => l.includes('dead-lettered'))).toHaveLength(1);
   });
 
-  it('moderators list dead-lettered escalations over the admin API; people cannot', async () => {
+  it('moderators list dead-lettered escalations over the admin API and send them back to the sweep; people cannot', async () => {
     const v = await startTestVigil({}, { manualTicks: true });
     try {
       const tok = v.token('dl-api');
@@ -338,6 +338,16 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
       expect(r.status).toBe(200);
       expect(r.body.timers).toMatchObject([{ id: armed.body.timer.id, userId: 'dl-api', status: 'expired', escalation: 'failed', escalationAttempts: 1, escalationError: 'boom' }]);
       expect((await v.api(tok, 'GET', '/v1/admin/escalations/failed')).status).toBe(403);
+      expect((await v.api(tok, 'POST', `/v1/admin/escalations/${armed.body.timer.id as string}/retry`)).status).toBe(403);
+
+      // the moderator sends it back to the sweep, which escalates it
+      const retried = await v.api(v.token('mod', { admin: true }), 'POST', `/v1/admin/escalations/${armed.body.timer.id as string}/retry`);
+      expect(retried.status).toBe(200);
+      expect(retried.body.timer).toMatchObject({ escalation: 'pending', escalationAttempts: 0 });
+      expect((await v.vigil.sweeper.sweep()).repaired).toBe(1);
+      expect(await store.getTimer(armed.body.timer.id as string)).toMatchObject({ escalation: 'done' });
+      expect((await v.api(v.token('mod', { admin: true }), 'GET', '/v1/admin/escalations/failed')).body.timers).toEqual([]);
+      expect((await v.api(v.token('mod', { admin: true }), 'POST', '/v1/admin/escalations/nope/retry')).status).toBe(404);
     } finally {
       await v.stop();
     }

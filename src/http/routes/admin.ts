@@ -45,6 +45,12 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
     res.json({ timers: (await timers.failedEscalations()).map(failedEscalationView) });
   });
 
+  r.post('/escalations/:timerId/retry', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const t = await timers.retryEscalation(parse(IdParam, req.params.timerId, 'timer id'));
+    res.json({ timer: failedEscalationView(t) });
+  });
+
   // support: "is her timer still running?"
   r.get('/users/:userId/timers', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');

@@ -148,6 +148,7 @@ export class MongoStore implements Store {
   readonly markEscalated = this.op('markEscalated', timers.markEscalated);
   readonly recordEscalationFailure = this.op('recordEscalationFailure', timers.recordEscalationFailure);
   readonly failedEscalations = this.op('failedEscalations', timers.failedEscalations);
+  readonly retryEscalation = this.op('retryEscalation', timers.retryEscalation);
   readonly overdue = this.op('overdue', timers.overdue);
 
   // ── incidents ───────────────────────────────────────────────────────────────

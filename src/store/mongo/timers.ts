@@ -194,6 +194,16 @@ export async function failedEscalations(ctx: Ctx, limit: number): Promise<Timer[
   return docs.map(toTimer);
 }
 
+/** CAS escalation failed → pending, count reset. */
+export async function retryEscalation(ctx: Ctx, timerId: string): Promise<Timer | null> {
+  const now = await ctx.now();
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'failed' },
+    update: (op) => ({ $set: { escalation: 'pending', escalationAttempts: 0, updatedAt: now, lastOp: op } }),
+  });
+  return d ? toTimer(d) : null;
+}
+
 /** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */
 export async function overdue(ctx: Ctx): Promise<{ count: number; oldest?: Date }> {
   const now = await ctx.now();

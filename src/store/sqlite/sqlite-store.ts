@@ -164,6 +164,11 @@ export class SqliteStore implements Store {
     return (this.st.timersEscalationFailed.all(limit) as TimerRow[]).map(toTimer);
   }
 
+  async retryEscalation(timerId: string): Promise<Timer | null> {
+    const row = this.st.timerEscalationRetry.get(this.clock(), timerId) as TimerRow | undefined;
+    return row ? toTimer(row) : null;
+  }
+
   async overdue(): Promise<{ count: number; oldest?: Date }> {
     const r = this.st.timersOverdue.get(this.clock()) as { n: number; oldest: number | null };
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };

@@ -38,6 +38,7 @@ export const SQL = Object.freeze({
       escalation = CASE WHEN escalation_attempts + 1 >= @max THEN 'failed' ELSE 'pending' END
     WHERE id = @id AND escalation = 'pending' RETURNING *`,
   timersEscalationFailed: "SELECT * FROM timers WHERE escalation = 'failed' ORDER BY expires_at LIMIT ?",
+  timerEscalationRetry: "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = ? WHERE id = ? AND escalation = 'failed' RETURNING *",
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
