@@ -199,7 +199,7 @@ export async function retryEscalation(ctx: Ctx, timerId: string): Promise<Timer 
   const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.timers, {
     filter: { _id: timerId, escalation: 'failed' },
-    update: (op) => ({ $set: { escalation: 'pending', escalationAttempts: 0, updatedAt: now, lastOp: op } }),
+    update: (op) => ({ $set: { escalation: 'pending', updatedAt: now, lastOp: op }, $unset: { escalationAttempts: 1 } }),
   });
   return d ? toTimer(d) : null;
 }
