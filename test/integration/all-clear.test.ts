@@ -279,6 +279,23 @@ describe('invariant 5: after "I\'m safe" no SOS reaches a contact after the all-
     expect(w.carrier.to(phone)).toEqual(['sos']);
   });
 
+  it('an SOS whose dispatcher died mid-send (lapsed lease) is not resent after "I\'m safe", and its contact gets the all-clear after it', async () => {
+    const w = await world();
+    const p = await w.sos(1);
+    const phone = p.phones[0]!;
+    // a dispatcher leased it and vanished: whether the carrier got it is unknown
+    expect(await w.store.claimDeliveries(10, 5_000)).toHaveLength(1);
+    await w.service(w.store).checkIn(p.caller, p.timerId);
+    expect(await p.deliveries('all_clear')).toMatchObject([{ status: 'pending' }]);
+    expect(await w.round()).toBe(0); // the SOS is still sending: the all-clear waits
+
+    w.advance(6_000); // the lease lapses
+    expect(await w.round()).toBe(1); // the SOS is re-claimed and superseded, not sent
+    expect(await p.deliveries('sos')).toMatchObject([{ status: 'superseded', maybeAccepted: true, attempts: 1 }]);
+    expect(await w.round()).toBe(1);
+    expect(w.carrier.to(phone)).toEqual(['all_clear']);
+  });
+
   it('an SOS that was sent gets the all-clear; one that failed for good (invalid number) gets none', async () => {
     const w = await world();
     const p = await w.sos(2);
