@@ -31,6 +31,22 @@ export class Escalator {
     this.allClear = new AllClear(store, events, smsBudget);
   }
 
+  /**
+   * A dead-lettered escalation still reaches moderators if the store lets it: the incident
+   * is opened (or found) and `sos.triggered` published, without contacts. Best effort: when
+   * opening the incident is what fails, the failed-escalation list and alert remain.
+   */
+  async openForModerators(timer: Timer, fence: number): Promise<Incident | null> {
+    try {
+      const { incident } = await this.store.openIncident(timer, fence, newId('inc'));
+      this.events.publish(sosEvent(incident));
+      return incident;
+    } catch (err) {
+      this.log.error({ err, timer: timer.id }, 'dead-lettered escalation: the incident could not be opened either');
+      return null;
+    }
+  }
+
   /** Repair of a false alarm whose all-clear was left pending (the request failed or crashed half-way). */
   async completeAllClear(incident: Incident): Promise<void> {
     const r = await this.allClear.complete(incident);

@@ -178,13 +178,13 @@ export class Sweeper {
       } catch (err) {
         report.failed++;
         this.metrics.escalationErrors.inc();
-        await this.countFailure(t, err);
+        await this.countFailure(t, t.expiredByFence ?? report.fence, err);
       }
     });
   }
 
   /** Left pending for the next tick, until it has failed `maxEscalationAttempts` times: then dead-lettered. */
-  private async countFailure(t: Timer, err: unknown): Promise<void> {
+  private async countFailure(t: Timer, fence: number, err: unknown): Promise<void> {
     const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
     const counted = await this.store.recordEscalationFailure(t.id, error, this.settings.maxEscalationAttempts).catch((e: unknown) => {
       this.log.error({ err: e, timer: t.id }, 'could not count the failed escalation');
@@ -192,8 +192,9 @@ export class Sweeper {
     });
     if (counted?.escalation === 'failed') {
       this.metrics.escalationsDeadLettered.inc();
+      const incident = await this.escalator.openForModerators(t, fence);
       this.log.error(
-        { err, timer: t.id, user: t.userId, attempts: counted.escalationAttempts, deadline: t.expiresAt.toISOString() },
+        { err, timer: t.id, user: t.userId, incident: incident?.id, attempts: counted.escalationAttempts, deadline: t.expiresAt.toISOString() },
         'escalation failed too many times: dead-lettered, no longer retried; a moderator must act (GET /v1/admin/escalations/failed)',
       );
       return;

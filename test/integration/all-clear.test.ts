@@ -328,17 +328,41 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
     for (let i = 1; i <= 3; i++) {
       const r = await w.sweeper.sweep();
       expect(r.failed).toBe(1);
-      expect(opens).toBe(i);
+      // the third failure dead-letters it, and one more try opens the incident for moderators
+      expect(opens).toBe(i === 3 ? 4 : i);
     }
     expect(await w.store.getTimer(timer.id)).toMatchObject({ status: 'expired', escalation: 'failed', escalationAttempts: 3, escalationError: 'injected: incidents cannot be written' });
     for (let i = 0; i < 3; i++) expect((await w.sweeper.sweep()).failed).toBe(0);
-    expect(opens).toBe(3);
+    expect(opens).toBe(4);
+    expect(w.lines.filter((l) => l.includes('the incident could not be opened either'))).toHaveLength(1);
 
     expect((await w.service(w.store).failedEscalations()).map((t) => t.id)).toEqual([timer.id]);
     const text = await w.metrics.registry.metrics();
     expect(text).toMatch(/^vigil_escalations_failed\{[^}]*\} 1$/m);
     expect(text).toMatch(/^vigil_escalations_dead_lettered_total\{[^}]*\} 1$/m);
-    expect(w.lines.filter((l) => l.includes('dead-lettered'))).toHaveLength(1);
+    expect(w.lines.filter((l) => l.includes('escalation failed too many times: dead-lettered'))).toHaveLength(1);
+  });
+
+  it('a dead letter whose incident can still be opened reaches moderators: incident open, sos.triggered published', async () => {
+    const w = await world({
+      escalatorStore: (s) =>
+        withFault(s, 'addDeliveries', async () => {
+          throw new Error('injected: deliveries cannot be written');
+        }),
+    });
+    const userId = 'dl-2';
+    await w.store.replaceContacts(userId, [{ id: 'c1', name: 'A', phone: '+14155550100' }]);
+    const { timer } = await w.service(w.store).arm({ userId }, { durationSeconds: 60 });
+    w.advance(61_000);
+    for (let i = 0; i < 2; i++) await w.sweeper.sweep();
+    expect(w.events.filter((e) => e.name === 'sos.triggered')).toEqual([]);
+
+    await w.sweeper.sweep(); // the third failure dead-letters it
+    expect(await w.store.getTimer(timer.id)).toMatchObject({ escalation: 'failed', escalationAttempts: 3 });
+    const incident = await w.store.incidentForTimer(timer.id);
+    expect(incident).toMatchObject({ status: 'active', userId });
+    expect(w.events.filter((e) => e.name === 'sos.triggered').map((e) => ({ id: e.eventId, admins: e.toAdmins }))).toEqual([{ id: `sos.triggered:${incident!.id}`, admins: true }]);
+    expect(w.lines.find((l) => l.includes('escalation failed too many times: dead-lettered'))).toContain(incident!.id);
   });
 
   it('moderators list dead-lettered escalations over the admin API and send them back to the sweep; people cannot', async () => {
