@@ -35,6 +35,7 @@ export const EnvSchema = z.object({
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
   SWEEP_BATCH_SIZE: int(500, 1),
   SWEEP_CONCURRENCY: int(16, 1),
+  ESCALATION_MAX_ATTEMPTS: int(5, 1),
   LOCK_NAME: z.string().min(1).default('vigil:sweep'),
   LOCK_TTL_MS: int(10000, 100),
   DELIVERY_MAX_ATTEMPTS: int(6, 1),
@@ -88,6 +89,8 @@ export interface Config {
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
   sweep: { cron: string; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
+  /** failed escalations of one timer before it is dead-lettered */
+  escalationMaxAttempts: number;
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
   shutdownTimeoutMs: number;
   bodyLimit: string;
@@ -162,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTotalSeconds: e.TIMER_MAX_TOTAL_SECONDS,
     },
     sweep: { cron: e.SWEEP_CRON, batchSize: e.SWEEP_BATCH_SIZE, concurrency: e.SWEEP_CONCURRENCY, lockName: e.LOCK_NAME, lockTtlMs: e.LOCK_TTL_MS },
+    escalationMaxAttempts: e.ESCALATION_MAX_ATTEMPTS,
     delivery: {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       baseMs: e.DELIVERY_BACKOFF_BASE_MS,

@@ -198,6 +198,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       lockTtlMs: config.sweep.lockTtlMs,
       batchSize: config.sweep.batchSize,
       concurrency: config.sweep.concurrency,
+      maxEscalationAttempts: config.escalationMaxAttempts,
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
       maxInFlight: config.delivery.maxInFlight,

@@ -14,6 +14,7 @@ export interface StoreGauges {
   overdue(): Promise<{ count: number; oldest?: Date }>;
   countPendingEscalations(): Promise<number>;
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
+  failedEscalations(limit: number): Promise<unknown[]>;
   now(): Promise<Date>;
 }
 
@@ -22,6 +23,7 @@ interface StoreSnapshot {
   overdue: number;
   overdueAgeSeconds: number;
   escalationsPending: number;
+  escalationsFailed: number;
   deliveriesPending: number;
   deliveryAgeSeconds: number;
   dead: number;
@@ -29,6 +31,8 @@ interface StoreSnapshot {
 
 /** How long a scrape waits for the store before reporting it down. */
 const STORE_SCRAPE_TIMEOUT_MS = 2000;
+/** Dead-lettered escalations are few and each needs a human: the gauge counts up to this many. */
+const FAILED_COUNT_CAP = 1000;
 
 const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120];
 
@@ -55,11 +59,18 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
   let reading: Promise<boolean> | undefined;
   const timeoutMs = opts.storeTimeoutMs ?? STORE_SCRAPE_TIMEOUT_MS;
   const readStore = async (g: StoreGauges): Promise<StoreSnapshot> => {
-    const [o, pending, b, now] = await Promise.all([g.overdue(), g.countPendingEscalations(), g.deliveryBacklog(), g.now()]);
+    const [o, pending, failed, b, now] = await Promise.all([
+      g.overdue(),
+      g.countPendingEscalations(),
+      g.failedEscalations(FAILED_COUNT_CAP),
+      g.deliveryBacklog(),
+      g.now(),
+    ]);
     return {
       overdue: o.count,
       overdueAgeSeconds: age(now, o.oldest),
       escalationsPending: pending,
+      escalationsFailed: failed.length,
       deliveriesPending: b.pending,
       deliveryAgeSeconds: age(now, b.oldestDue),
       dead: b.dead,
@@ -171,6 +182,19 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       async collect() {
         await fromStore(this, (s) => s.escalationsPending);
       },
+    }),
+    escalationsFailed: new client.Gauge({
+      name: 'vigil_escalations_failed',
+      help: 'Expired timers whose escalation failed ESCALATION_MAX_ATTEMPTS times and is no longer retried (store-wide dead letters, counted up to 1000)',
+      registers: r,
+      async collect() {
+        await fromStore(this, (s) => s.escalationsFailed);
+      },
+    }),
+    escalationsDeadLettered: new client.Counter({
+      name: 'vigil_escalations_dead_lettered_total',
+      help: 'Escalations dead-lettered by this replica after ESCALATION_MAX_ATTEMPTS failures',
+      registers: r,
     }),
     deliveriesPending: new client.Gauge({
       name: 'vigil_deliveries_pending',

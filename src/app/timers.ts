@@ -3,16 +3,15 @@
  * store; when the CAS finds the timer in another state, the domain decides whether
  * that is an idempotent repeat (answer with the current state) or a conflict.
  */
-import { deliveryKey } from '../domain/delivery.js';
 import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
 import { decideIncident, type Incident } from '../domain/incident.js';
 import { checkDuration, type TimerLimits } from '../domain/limits.js';
-import { allClearMessage } from '../domain/messages.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { IdempotencyClaim, KeyedCommandResult, Store } from '../store/port.js';
 import { timerView } from '../wire/views.js';
+import { AllClear } from './all-clear.js';
 import { nextCursor, type ChangePosition } from './cursor.js';
 import { newId } from './ids.js';
 import type { SmsBudget } from './sms-budget.js';
@@ -44,14 +43,18 @@ const wrongState = (t: Timer, command: TimerCommand) =>
   Conflict('timer_wrong_state', `cannot ${command} a timer that is ${t.status}`, { status: t.status, timer: timerView(t) });
 
 export class TimerService {
+  private readonly allClear: AllClear;
+
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly limits: TimerLimits,
     private readonly metrics: Metrics,
     /** shared with the escalator */
-    private readonly smsBudget: SmsBudget,
-  ) {}
+    smsBudget: SmsBudget,
+  ) {
+    this.allClear = new AllClear(store, events, smsBudget);
+  }
 
   async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
     checkDuration(this.limits, input.durationSeconds, 'durationSeconds');
@@ -82,6 +85,21 @@ export class TimerService {
           status: r.timer.status,
         });
     }
+  }
+
+  /** Escalations dead-lettered after too many failures (moderators), oldest deadline first. */
+  failedEscalations(limit = 100): Promise<Timer[]> {
+    return this.store.failedEscalations(limit);
+  }
+
+  /**
+   * A moderator sends a dead-lettered escalation back to the sweep (after fixing its
+   * cause): pending again with a fresh count. Repeats answer with the current timer.
+   */
+  async retryEscalation(timerId: string): Promise<Timer> {
+    const t = (await this.store.retryEscalation(timerId)) ?? (await this.store.getTimer(timerId));
+    if (!t) throw notFound(timerId);
+    return t;
   }
 
   /** The store's clock (what "time left" is measured against). */
@@ -173,7 +191,11 @@ export class TimerService {
     throw wrongState(cur, command);
   }
 
-  /** I'm safe after the SOS: the timer stays expired, the incident becomes a false alarm, contacts hear they are safe. */
+  /**
+   * I'm safe after the SOS: the timer stays expired, the incident becomes a false alarm,
+   * contacts hear they are safe. The CAS records the all-clear as owed; this request
+   * completes it, and so does a repeat of the request or the sweeper's repair if it fails.
+   */
   private async falseAlarm(caller: Caller, timer: Timer): Promise<CommandResult> {
     let incident = await this.store.incidentForTimer(timer.id);
     if (!incident) {
@@ -184,38 +206,19 @@ export class TimerService {
     }
     for (let i = 0; i < 3; i++) {
       const d = decideIncident('false_alarm', incident.status);
-      if (d.kind === 'noop') return { timer, incident };
+      if (d.kind === 'noop') {
+        if (AllClear.owed(incident)) await this.allClear.complete(incident, caller.displayName);
+        return { timer, incident };
+      }
       if (d.kind === 'conflict') return { timer, incident }; // a moderator already closed it: nothing to undo
       const moved = await this.store.transitionIncident(incident.id, d.from, d.to, caller.userId);
       if (moved) {
-        await this.queueAllClear(moved, caller);
-        this.events.publish(incidentEvent(moved));
+        await this.allClear.complete(moved, caller.displayName);
         return { timer, incident: moved };
       }
       this.metrics.casConflicts.inc({ command: 'false_alarm' });
       incident = (await this.store.getIncident(incident.id)) ?? incident;
     }
     return { timer, incident };
-  }
-
-  /**
-   * One all-clear per contact that was sent the SOS (same idempotency scheme), within what
-   * the SOS left of the per-incident cap; the first contacts of the person's list first.
-   */
-  private async queueAllClear(incident: Incident, caller: Caller): Promise<void> {
-    const order = (await this.store.getContacts(incident.userId)).map((c) => c.id);
-    const recipients = await this.smsBudget.allClearRecipients(incident, order);
-    const body = allClearMessage({ personName: incident.displayName ?? caller.displayName });
-    await this.store.addDeliveries(
-      incident,
-      recipients.map((d) => ({
-        key: deliveryKey(incident.id, d.contactId, 'all_clear'),
-        contactId: d.contactId,
-        contactName: d.contactName,
-        phone: d.phone,
-        kind: 'all_clear' as const,
-        body,
-      })),
-    );
   }
 }

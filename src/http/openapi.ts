@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { TimerLimits } from '../domain/limits.js';
-import { Contact, Delivery, ErrorBody, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
+import { Contact, Delivery, ErrorBody, FailedEscalation, FailedEscalationList, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
 import { ArmBody, CommandIdempotencyKey, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
 
 type Json = Record<string, unknown>;
@@ -245,6 +245,26 @@ function paths(): Record<string, PathItem> {
     '/v1/admin/incidents/{id}/resolve': {
       post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
     },
+    '/v1/admin/escalations/failed': {
+      get: {
+        tags: ['admin'],
+        operationId: 'listFailedEscalations',
+        summary: 'Expired timers whose SOS escalation failed ESCALATION_MAX_ATTEMPTS times (dead letters, moderators)',
+        description: 'These are no longer retried: no incident may exist and no contact may have been texted. Oldest deadline first, at most 100.',
+        responses: { '200': ok('Dead-lettered escalations', ref('schemas', 'FailedEscalationList'), requestId), ...errors(...userErrors, '403') },
+      },
+    },
+    '/v1/admin/escalations/{timerId}/retry': {
+      post: {
+        tags: ['admin'],
+        operationId: 'retryFailedEscalation',
+        summary: 'Send a dead-lettered escalation back to the sweep (moderators)',
+        description: 'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
+        parameters: [parameter('timerId', 'path', true, z.toJSONSchema(IdParam, generate))],
+        requestBody: noBody,
+        responses: { '200': ok('The timer', obj({ timer: ref('schemas', 'FailedEscalation') }), requestId), ...errors(...userErrors, '403', '404') },
+      },
+    },
     '/v1/admin/users/{userId}/timers': {
       get: {
         tags: ['admin'],
@@ -359,6 +379,8 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['IncidentWithDeliveries', IncidentWithDeliveries],
     ['IncidentList', IncidentList],
     ['Delivery', Delivery],
+    ['FailedEscalation', FailedEscalation],
+    ['FailedEscalationList', FailedEscalationList],
     ['Contact', Contact],
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],

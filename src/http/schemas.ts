@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { E164 } from '../domain/contact.js';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
-import { TIMER_STATUSES } from '../domain/timer.js';
+import { ESCALATION_STATES, TIMER_STATUSES } from '../domain/timer.js';
 
 const at = (description: string) => z.iso.datetime().meta({ description });
 
@@ -53,6 +53,7 @@ export const Incident = z.object({
   locationName: z.string().optional(),
   location: GeoPoint.optional(),
   displayName: z.string().optional(),
+  allClear: z.enum(['pending', 'done']).meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' }).optional(),
 });
 
 const DELIVERY_KINDS = ['sos', 'all_clear'] as const satisfies readonly DeliveryKind[];
@@ -68,6 +69,7 @@ export const Delivery = z.object({
   attempts: z.int().min(0),
   carrier: z.string().optional(),
   lastError: z.string().optional(),
+  maybeAccepted: z.boolean().meta({ description: 'an attempt ended without knowing whether the carrier took the text (timeout, lost lease)' }).optional(),
   nextAttemptAt: at('when the next attempt is due'),
   updatedAt: at('last change'),
 });
@@ -80,6 +82,14 @@ export const IncidentList = z.object({
   more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
   serverTime,
 });
+
+export const FailedEscalation = Timer.extend({
+  escalation: z.enum(ESCALATION_STATES),
+  escalationAttempts: z.int().min(0),
+  escalationError: z.string().meta({ description: 'the last escalation error' }).optional(),
+});
+
+export const FailedEscalationList = z.object({ timers: z.array(FailedEscalation) });
 
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
 

@@ -74,6 +74,8 @@ export interface DeliveryOutcome {
   providerMessageId?: string;
   error?: string;
   nextAttemptAt?: Date;
+  /** the carrier may have taken it although the attempt did not say so (sticky once set) */
+  maybeAccepted?: boolean;
 }
 
 export interface Store {
@@ -119,6 +121,16 @@ export interface Store {
   pendingEscalations(limit: number): Promise<Timer[]>;
   /** CAS escalation pending → done, recording the incident. */
   markEscalated(timerId: string, incidentId: string): Promise<boolean>;
+  /**
+   * Count one failed escalation (`escalationAttempts` + 1, `escalationError`); at
+   * `maxAttempts` the escalation becomes `failed` (dead letter: no longer pending, no longer
+   * repaired every tick). Only while pending; `null` otherwise.
+   */
+  recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null>;
+  /** Dead-lettered escalations, oldest deadline first. */
+  failedEscalations(limit: number): Promise<Timer[]>;
+  /** CAS escalation failed → pending with the failure count reset (a moderator retries it); the last error is kept. */
+  retryEscalation(timerId: string): Promise<Timer | null>;
   /** Live timers past their deadline: how many and the oldest deadline (queue age). */
   overdue(): Promise<{ count: number; oldest?: Date }>;
   /** How many expired timers still have their escalation pending (a count, not a read of the rows). */
@@ -135,18 +147,33 @@ export interface Store {
   getIncident(id: string): Promise<Incident | null>;
   incidentForTimer(timerId: string): Promise<Incident | null>;
   listIncidents(filter?: { status?: IncidentStatus } & ChangedSince): Promise<Incident[]>;
-  /** CAS incident from one of `from` to `to`, recording who did it. */
+  /**
+   * CAS incident from one of `from` to `to`, recording who did it. Moving to `false_alarm`
+   * records `allClear: 'pending'` in the same write (the incident is the all-clear's outbox).
+   */
   transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null>;
+  /** Incidents whose all-clear is still pending (crash repair), oldest update first. */
+  pendingAllClears(limit: number): Promise<Incident[]>;
+  /** CAS allClear pending → done. */
+  markAllClearDone(incidentId: string): Promise<boolean>;
 
   // ── deliveries ────────────────────────────────────────────────────────────
   /** Insert deliveries that do not exist yet (unique per key); returns all of the incident's deliveries. */
   addDeliveries(incident: Incident, list: NewDelivery[]): Promise<Delivery[]>;
   deliveriesFor(incidentIds: string[]): Promise<Delivery[]>;
   getDelivery(key: string): Promise<Delivery | null>;
-  /** Lease up to `limit` deliveries that are due (pending and due, or sending with a lapsed lease), counting the attempt. */
+  /**
+   * Lease up to `limit` deliveries that are due (pending and due, or sending with a lapsed lease), counting the attempt.
+   * A lapsed lease marks the delivery `maybeAccepted` (the lost attempt may have gone out). An all-clear is not
+   * claimed while the same contact's SOS of that incident is pending or sending: it never overtakes the SOS.
+   */
   claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]>;
   /** CAS sending(attempt) → outcome. `null` if the lease was lost to another dispatcher. */
   recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null>;
+  /** CAS pending SOS deliveries of the incident → superseded (never sent); returns those it moved. */
+  supersedePendingSos(incidentId: string): Promise<Delivery[]>;
+  /** CAS sending(attempt) → superseded without a carrier call (the claim's attempt is given back). */
+  supersedeClaimed(key: string, attempt: number, reason: string): Promise<Delivery | null>;
   /** Move a delivery forward on a carrier receipt; `null` when it would move backwards or repeat. */
   applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null>;
   /** SMS counted against the caps: deliveries created for `userId` since `since`. */

@@ -22,6 +22,8 @@ export interface SweepSettings {
   batchSize: number;
   /** escalations run concurrently within a batch */
   concurrency: number;
+  /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
+  maxEscalationAttempts: number;
 }
 
 export interface SweepReport {
@@ -29,6 +31,8 @@ export interface SweepReport {
   fence: number;
   claimed: number;
   repaired: number;
+  /** false alarms whose pending all-clear this sweep completed (absent: none) */
+  allClears?: number;
   escalated: number;
   failed: number;
   lostLease: boolean;
@@ -118,7 +122,7 @@ export class Sweeper {
         await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
       }
       // one line per sweep that held the lock or ran without it: which fence swept when, and what it did
-      const busy = report.claimed > 0 || report.repaired > 0 || report.failed > 0 || report.lostLease || report.outcome !== 'swept';
+      const busy = report.claimed > 0 || report.repaired > 0 || (report.allClears ?? 0) > 0 || report.failed > 0 || report.lostLease || report.outcome !== 'swept';
       this.log[busy ? 'info' : 'debug'](
         { sweep: { ...report, startedAt: startedAt.toISOString(), endedAt: new Date().toISOString() } },
         'sweep',
@@ -170,6 +174,17 @@ export class Sweeper {
     report.repaired = pending.length;
     await this.escalateAll(pending, report);
 
+    // 1b. repair: all-clears owed by false alarms whose request failed or crashed half-way
+    for (const incident of await this.store.pendingAllClears(batchSize)) {
+      try {
+        await this.escalator.completeAllClear(incident);
+        report.allClears = (report.allClears ?? 0) + 1;
+      } catch (err) {
+        this.metrics.loopErrors.inc({ loop: 'sweep' });
+        this.log.error({ err, incident: incident.id }, 'all-clear repair failed; left pending for the next tick');
+      }
+    }
+
     // 2. claim due timers, batch after batch, while the lease holds
     for (;;) {
       await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
@@ -187,11 +202,29 @@ export class Sweeper {
         await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
         report.escalated++;
       } catch (err) {
-        // left pending: the next tick repairs it
         report.failed++;
         this.metrics.escalationErrors.inc();
-        this.log.error({ err, timer: t.id }, 'escalation failed; left pending for the next tick');
+        await this.countFailure(t, t.expiredByFence ?? report.fence, err);
       }
     });
+  }
+
+  /** Left pending for the next tick, until it has failed `maxEscalationAttempts` times: then dead-lettered. */
+  private async countFailure(t: Timer, fence: number, err: unknown): Promise<void> {
+    const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+    const counted = await this.store.recordEscalationFailure(t.id, error, this.settings.maxEscalationAttempts).catch((e: unknown) => {
+      this.log.error({ err: e, timer: t.id }, 'could not count the failed escalation');
+      return null;
+    });
+    if (counted?.escalation === 'failed') {
+      this.metrics.escalationsDeadLettered.inc();
+      const incident = await this.escalator.openForModerators(t, fence);
+      this.log.error(
+        { err, timer: t.id, user: t.userId, incident: incident?.id, attempts: counted.escalationAttempts, deadline: t.expiresAt.toISOString() },
+        'escalation failed too many times: dead-lettered, no longer retried; a moderator must act (GET /v1/admin/escalations/failed)',
+      );
+      return;
+    }
+    this.log.error({ err, timer: t.id, attempts: counted?.escalationAttempts }, 'escalation failed; left pending for the next tick');
   }
 }

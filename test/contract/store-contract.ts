@@ -15,6 +15,7 @@ import { commandCases } from './store-contract-commands.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
+import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { timerCases } from './store-contract-timers.js';
 
@@ -71,6 +72,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     timerCases(ctx);
     incidentCases(ctx);
     deliveryCases(ctx);
+    outboxCases(ctx);
     raceCases(ctx);
     commandCases(ctx);
 

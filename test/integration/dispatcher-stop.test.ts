@@ -104,6 +104,7 @@ describe('dispatcher stop', () => {
       lockName: 'sweep',
       lockTtlMs: 10_000,
       batchSize: 10,
+      maxEscalationAttempts: 5,
       concurrency: 2,
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, '* * * * * *');

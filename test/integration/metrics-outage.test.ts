@@ -47,7 +47,7 @@ describe('metrics through a store outage', () => {
   it('a store that does not answer makes the scrape report vigil_store_up 0 after the timeout instead of hanging', async () => {
     const metrics = createMetrics({ replica: 't', collectDefault: false, storeTimeoutMs: 100 });
     const hang = () => new Promise<never>(() => {});
-    metrics.observeStore({ overdue: hang, countPendingEscalations: hang, deliveryBacklog: hang, now: hang });
+    metrics.observeStore({ overdue: hang, countPendingEscalations: hang, failedEscalations: hang, deliveryBacklog: hang, now: hang });
     const page = await metrics.registry.metrics(); // would hang (test timeout) without the bound
     expect(sample(page, 'vigil_store_up')).toBe(0);
     expect(sample(page, 'vigil_loop_errors_total')).toBe(0);
@@ -55,17 +55,19 @@ describe('metrics through a store outage', () => {
 
   it('one scrape reads the store once, whatever the number of store gauges', async () => {
     const metrics = createMetrics({ replica: 't', collectDefault: false });
-    const calls = { overdue: 0, pending: 0, backlog: 0 };
+    const calls = { overdue: 0, pending: 0, failed: 0, backlog: 0 };
     metrics.observeStore({
       overdue: async () => (calls.overdue++, { count: 4, oldest: new Date(Date.now() - 30_000) }),
       countPendingEscalations: async () => (calls.pending++, 1500),
+      failedEscalations: async () => (calls.failed++, [{}, {}]),
       deliveryBacklog: async () => (calls.backlog++, { pending: 3, dead: 1 }),
       now: async () => new Date(),
     });
     const page = await metrics.registry.metrics();
-    expect(calls).toEqual({ overdue: 1, pending: 1, backlog: 1 });
+    expect(calls).toEqual({ overdue: 1, pending: 1, failed: 1, backlog: 1 });
     expect(sample(page, 'vigil_store_up')).toBe(1);
     expect(sample(page, 'vigil_escalations_pending')).toBe(1500); // a count, not a page of rows
+    expect(sample(page, 'vigil_escalations_failed')).toBe(2);
     expect(sample(page, 'vigil_timers_overdue')).toBe(4);
     expect(sample(page, 'vigil_timers_overdue_oldest_age_seconds')).toBeGreaterThanOrEqual(29);
     expect(sample(page, 'vigil_deliveries_dead')).toBe(1);

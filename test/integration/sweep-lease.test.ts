@@ -35,7 +35,7 @@ async function armDue(store: Store, n: number): Promise<void> {
 
 function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number): Sweeper {
   const escalator = new Escalator(store, { publish() {} }, metrics, log, new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }));
-  return new Sweeper(store, lock, escalator, metrics, log, { lockName, lockTtlMs: TTL, batchSize, concurrency: 1 });
+  return new Sweeper(store, lock, escalator, metrics, log, { lockName, lockTtlMs: TTL, batchSize, concurrency: 1, maxEscalationAttempts: 5 });
 }
 
 const suite = redisAvailable() ? 'sweep lease renewal' : `sweep lease renewal (skipped: ${REDIS_MISSING})`;

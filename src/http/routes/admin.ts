@@ -3,7 +3,7 @@ import { Router } from 'express';
 import { encodeCursor } from '../../app/cursor.js';
 import type { IncidentService, IncidentWithDeliveries } from '../../app/incidents.js';
 import type { TimerService } from '../../app/timers.js';
-import { deliveryView, incidentView, timerView } from '../../wire/views.js';
+import { deliveryView, failedEscalationView, incidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { EmptyBody, IdParam, IncidentQuery, parse, TimerQuery } from '../validation.js';
 
@@ -39,6 +39,17 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
     const id = parse(IdParam, req.params.id, 'incident id');
     await incidents.resolve(id, principal(req).userId);
     res.json({ incident: view(await incidents.get(id)) });
+  });
+
+  // dead letters: escalations that kept failing and are no longer retried
+  r.get('/escalations/failed', async (_req, res) => {
+    res.json({ timers: (await timers.failedEscalations()).map(failedEscalationView) });
+  });
+
+  r.post('/escalations/:timerId/retry', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const t = await timers.retryEscalation(parse(IdParam, req.params.timerId, 'timer id'));
+    res.json({ timer: failedEscalationView(t) });
   });
 
   // support: "is her timer still running?"

@@ -156,6 +156,9 @@ export class MongoStore implements Store {
   readonly claimDueTimers = this.op('claimDueTimers', timers.claimDueTimers);
   readonly pendingEscalations = this.op('pendingEscalations', timers.pendingEscalations);
   readonly markEscalated = this.op('markEscalated', timers.markEscalated);
+  readonly recordEscalationFailure = this.op('recordEscalationFailure', timers.recordEscalationFailure);
+  readonly failedEscalations = this.op('failedEscalations', timers.failedEscalations);
+  readonly retryEscalation = this.op('retryEscalation', timers.retryEscalation);
   readonly overdue = this.op('overdue', timers.overdue);
   readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
   readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
@@ -166,6 +169,8 @@ export class MongoStore implements Store {
   readonly incidentForTimer = this.op('incidentForTimer', incidents.incidentForTimer);
   readonly listIncidents = this.op('listIncidents', incidents.listIncidents);
   readonly transitionIncident = this.op('transitionIncident', incidents.transitionIncident);
+  readonly pendingAllClears = this.op('pendingAllClears', incidents.pendingAllClears);
+  readonly markAllClearDone = this.op('markAllClearDone', incidents.markAllClearDone);
 
   // ── deliveries ──────────────────────────────────────────────────────────────
   readonly addDeliveries = this.op('addDeliveries', deliveries.addDeliveries);
@@ -173,6 +178,8 @@ export class MongoStore implements Store {
   readonly getDelivery = this.op('getDelivery', deliveries.getDelivery);
   readonly claimDeliveries = this.op('claimDeliveries', deliveries.claimDeliveries);
   readonly recordAttempt = this.op('recordAttempt', deliveries.recordAttempt);
+  readonly supersedePendingSos = this.op('supersedePendingSos', deliveries.supersedePendingSos);
+  readonly supersedeClaimed = this.op('supersedeClaimed', deliveries.supersedeClaimed);
   readonly applyReceipt = this.op('applyReceipt', deliveries.applyReceipt);
   readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
   readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);

@@ -12,7 +12,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Contact } from '../../domain/contact.js';
 import { DELIVERY_STATUSES, type Delivery } from '../../domain/delivery.js';
 import { INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
-import { TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
+import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
 export type TimerDoc = Omit<Timer, 'id'> & {
@@ -94,9 +94,11 @@ function timerSchema(): Schema<TimerDoc> {
       location: { type: point(), required: false },
       displayName: String,
       extensions: { type: Number, required: true },
-      escalation: { type: String, enum: ['none', 'pending', 'done'], required: true },
+      escalation: { type: String, enum: ESCALATION_STATES, required: true },
       incidentId: String,
       expiredByFence: Number,
+      escalationAttempts: Number,
+      escalationError: String,
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
@@ -137,6 +139,7 @@ function incidentSchema(): Schema<IncidentDoc> {
       location: { type: point(), required: false },
       displayName: String,
       fence: { type: Number, required: true },
+      allClear: { type: String, enum: ['pending', 'done'] },
       lastOp: String,
     },
     { ...OPTIONS, collection: 'incidents' },
@@ -148,6 +151,8 @@ function incidentSchema(): Schema<IncidentDoc> {
   s.index({ status: 1, createdAt: 1 }, { name: 'status_created' });
   s.index({ createdAt: 1, _id: 1 }, { name: 'created' });
   s.index({ updatedAt: 1 }, { name: 'updated' });
+  // crash repair: false alarms whose all-clear did not finish (absent on every other incident)
+  s.index({ allClear: 1, updatedAt: 1 }, { name: 'all_clear_pending', sparse: true });
   return s;
 }
 
@@ -169,6 +174,7 @@ function deliverySchema(): Schema<DeliveryDoc> {
       carrier: String,
       providerMessageId: String,
       lastError: String,
+      maybeAccepted: Boolean,
       createdAt: { type: Date, required: true },
       updatedAt: { type: Date, required: true },
       claimToken: String,

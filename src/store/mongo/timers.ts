@@ -267,6 +267,39 @@ export async function countPendingEscalations(ctx: Ctx): Promise<number> {
   return ctx.m.timers.countDocuments({ escalation: 'pending' }).readConcern('majority').exec();
 }
 
+/**
+ * Count a failed escalation, then dead-letter it at `maxAttempts`: two CAS (a conditional
+ * `$set` would need an update pipeline, which FerretDB lacks). Between the two the timer is
+ * still pending with its count reached; the next failure (or repair) moves it.
+ */
+export async function recordEscalationFailure(ctx: Ctx, timerId: string, error: string, maxAttempts: number): Promise<Timer | null> {
+  const counted = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'pending' },
+    update: (op) => ({ $set: { escalationError: error, lastOp: op }, $inc: { escalationAttempts: 1 }, $currentDate: { updatedAt: true } }),
+  });
+  if (!counted || (counted.escalationAttempts ?? 0) < maxAttempts) return counted ? toTimer(counted) : null;
+  const failed = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'pending', escalationAttempts: { $gte: maxAttempts } },
+    update: (op) => ({ $set: { escalation: 'failed', lastOp: op }, $currentDate: { updatedAt: true } }),
+  });
+  return toTimer(failed ?? counted);
+}
+
+export async function failedEscalations(ctx: Ctx, limit: number): Promise<Timer[]> {
+  if (noneWanted(limit)) return [];
+  const docs = await ctx.m.timers.find({ escalation: 'failed' }).sort({ expiresAt: 1, _id: 1 }).limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
+  return docs.map(toTimer);
+}
+
+/** CAS escalation failed → pending, count reset. */
+export async function retryEscalation(ctx: Ctx, timerId: string): Promise<Timer | null> {
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'failed' },
+    update: (op) => ({ $set: { escalation: 'pending', lastOp: op }, $unset: { escalationAttempts: 1 }, $currentDate: { updatedAt: true } }),
+  });
+  return d ? toTimer(d) : null;
+}
+
 /** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */
 export async function overdue(ctx: Ctx): Promise<{ count: number; oldest?: Date }> {
   const now = await ctx.now();

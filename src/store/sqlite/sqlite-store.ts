@@ -252,6 +252,20 @@ export class SqliteStore implements Store {
     return this.st.timerMarkEscalated.run(incidentId, timerId).changes === 1;
   }
 
+  async recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null> {
+    const row = this.st.timerEscalationFailed.get({ id: timerId, error, max: maxAttempts }) as TimerRow | undefined;
+    return row ? toTimer(row) : null;
+  }
+
+  async failedEscalations(limit: number): Promise<Timer[]> {
+    return (this.st.timersEscalationFailed.all(limit) as TimerRow[]).map(toTimer);
+  }
+
+  async retryEscalation(timerId: string): Promise<Timer | null> {
+    const row = this.st.timerEscalationRetry.get(timerId) as TimerRow | undefined;
+    return row ? toTimer(row) : null;
+  }
+
   async overdue(): Promise<{ count: number; oldest?: Date }> {
     const r = this.st.timersOverdue.get(this.clock()) as { n: number; oldest: number | null };
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
@@ -306,9 +320,17 @@ export class SqliteStore implements Store {
   }
 
   async transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
-    const st = to === 'acknowledged' ? this.st.incidentAcknowledge : this.st.incidentResolve;
+    const st = to === 'acknowledged' ? this.st.incidentAcknowledge : to === 'false_alarm' ? this.st.incidentFalseAlarm : this.st.incidentResolve;
     const row = st.get({ id, to, by, from: JSON.stringify(from), now: this.clock() }) as IncidentRow | undefined;
     return row ? toIncident(row) : null;
+  }
+
+  async pendingAllClears(limit: number): Promise<Incident[]> {
+    return (this.st.incidentsAllClearPending.all(limit) as IncidentRow[]).map(toIncident);
+  }
+
+  async markAllClearDone(incidentId: string): Promise<boolean> {
+    return this.st.incidentAllClearDone.run(incidentId).changes === 1;
   }
 
   // ── deliveries ──────────────────────────────────────────────────────────────
@@ -354,8 +376,18 @@ export class SqliteStore implements Store {
       providerMessageId: o.providerMessageId ?? null,
       error: o.error ?? null,
       next: o.nextAttemptAt?.getTime() ?? null,
+      maybeAccepted: o.maybeAccepted === true ? 1 : 0,
       now: this.clock(),
     }) as DeliveryRow | undefined;
+    return row ? toDelivery(row) : null;
+  }
+
+  async supersedePendingSos(incidentId: string): Promise<Delivery[]> {
+    return (this.st.deliveriesSupersedeSos.all({ incidentId, now: this.clock() }) as DeliveryRow[]).map(toDelivery);
+  }
+
+  async supersedeClaimed(key: string, attempt: number, reason: string): Promise<Delivery | null> {
+    const row = this.st.deliverySupersedeClaimed.get({ key, attempt, reason, now: this.clock() }) as DeliveryRow | undefined;
     return row ? toDelivery(row) : null;
   }
 

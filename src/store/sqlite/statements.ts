@@ -42,6 +42,12 @@ export const SQL = Object.freeze({
   timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
   maxRecordedFence: `SELECT MAX(COALESCE((SELECT MAX(fence) FROM incidents), 0),
     COALESCE((SELECT MAX(expired_by_fence) FROM timers WHERE escalation = 'pending'), 0)) AS f`,
+  // the count and the dead letter move together: `escalation_attempts + 1` is the new count
+  timerEscalationFailed: `UPDATE timers SET escalation_attempts = escalation_attempts + 1, escalation_error = @error, updated_at = store_now(),
+      escalation = CASE WHEN escalation_attempts + 1 >= @max THEN 'failed' ELSE 'pending' END
+    WHERE id = @id AND escalation = 'pending' RETURNING *`,
+  timersEscalationFailed: "SELECT * FROM timers WHERE escalation = 'failed' ORDER BY expires_at LIMIT ?",
+  timerEscalationRetry: "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = store_now() WHERE id = ? AND escalation = 'failed' RETURNING *",
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
@@ -61,6 +67,11 @@ export const SQL = Object.freeze({
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
   incidentResolve: `UPDATE incidents SET status = @to, updated_at = store_now(), resolved_at = @now, resolved_by = @by
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  // the false alarm and the all-clear it owes, in one write
+  incidentFalseAlarm: `UPDATE incidents SET status = 'false_alarm', all_clear = 'pending', updated_at = store_now(), resolved_at = @now, resolved_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  incidentsAllClearPending: "SELECT * FROM incidents WHERE all_clear = 'pending' ORDER BY updated_at LIMIT ?",
+  incidentAllClearDone: "UPDATE incidents SET all_clear = 'done', updated_at = store_now() WHERE id = ? AND all_clear = 'pending'",
 
   // ── deliveries ──────────────────────────────────────────────────────────────
   deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
@@ -70,16 +81,27 @@ export const SQL = Object.freeze({
   // ?: JSON array of incident ids
   deliveriesOfIncidents: 'SELECT * FROM deliveries WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, key',
   deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
-  deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now
+  // an all-clear waits while the same contact's SOS is pending or sending (UNIQUE (incident_id, contact_id, kind) serves
+  // the lookup); a lapsed lease (sending → sending) marks the lost attempt as possibly accepted
+  deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now,
+      maybe_accepted = CASE WHEN status = 'sending' THEN 1 ELSE maybe_accepted END
     WHERE key IN (
-        SELECT key FROM deliveries
-        WHERE (status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now)
-        ORDER BY next_attempt_at LIMIT @limit)
+        SELECT key FROM deliveries AS d
+        WHERE ((d.status = 'pending' AND d.next_attempt_at <= @now) OR (d.status = 'sending' AND d.lease_until <= @now))
+          AND (d.kind <> 'all_clear' OR NOT EXISTS (
+            SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
+        ORDER BY d.next_attempt_at LIMIT @limit)
       AND ((status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now))
     RETURNING *`,
   deliveryRecordAttempt: `UPDATE deliveries SET status = @status, carrier = @carrier,
       provider_message_id = COALESCE(@providerMessageId, provider_message_id), last_error = @error,
-      next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now
+      next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now,
+      maybe_accepted = MAX(maybe_accepted, @maybeAccepted)
+    WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
+  deliveriesSupersedeSos: `UPDATE deliveries SET status = 'superseded', updated_at = @now
+    WHERE incident_id = @incidentId AND kind = 'sos' AND status = 'pending' RETURNING *`,
+  // no carrier call was made: the attempt the claim counted is given back
+  deliverySupersedeClaimed: `UPDATE deliveries SET status = 'superseded', attempts = attempts - 1, lease_until = NULL, last_error = @reason, updated_at = @now
     WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
   // @from: JSON array of the allowed current statuses
   deliveryApplyReceipt: `UPDATE deliveries SET status = @to, updated_at = @now
