@@ -32,6 +32,8 @@ export interface Delivery {
   lastError?: string;
   createdAt: Date;
   updatedAt: Date;
+  /** W3C traceparent of the escalation (or request) that queued it: each send continues that trace */
+  traceparent?: string;
 }
 
 export const deliveryKey = (incidentId: string, contactId: string, kind: DeliveryKind): string =>

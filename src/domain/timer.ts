@@ -34,6 +34,8 @@ export interface Timer {
   incidentId?: string;
   /** fence number of the sweep that expired the timer (0 when swept without a lock) */
   expiredByFence?: number;
+  /** W3C traceparent of the request that armed it: the escalation continues that trace */
+  traceparent?: string;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

@@ -16,6 +16,7 @@ import type { ContractContext, ContractOptions, StoreFixture } from './store-con
 import { incidentCases } from './store-contract-incidents.js';
 import { raceCases } from './store-contract-races.js';
 import { timerCases } from './store-contract-timers.js';
+import { traceCases } from './store-contract-trace.js';
 
 export type { ContractOptions, StoreFixture } from './store-contract-helpers.js';
 
@@ -71,6 +72,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     incidentCases(ctx);
     deliveryCases(ctx);
     raceCases(ctx);
+    traceCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

@@ -24,6 +24,7 @@ export function toTimer(d: TimerDoc): Timer {
     escalation: d.escalation,
     incidentId: d.incidentId,
     expiredByFence: d.expiredByFence,
+    traceparent: d.traceparent,
   });
 }
 
@@ -66,6 +67,7 @@ export function toDelivery(d: DeliveryDoc): Delivery {
     lastError: d.lastError,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
+    traceparent: d.traceparent,
   });
 }
 

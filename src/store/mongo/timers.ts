@@ -42,7 +42,7 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
     escalation: 'none',
     liveUser: t.userId,
     lastOp: op,
-    ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName }),
+    ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName, traceparent: t.traceparent }),
     ...(idem ? { idemScope: idemScope(t.userId, idem.key), idemFingerprint: idem.fingerprint } : {}),
   };
   for (let attempt = 0; attempt < 3; attempt++) {

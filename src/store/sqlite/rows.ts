@@ -21,6 +21,7 @@ export interface TimerRow {
   escalation: EscalationState;
   incident_id: string | null;
   expired_by_fence: number | null;
+  traceparent: string | null;
 }
 
 export interface IncidentRow {
@@ -60,6 +61,7 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  traceparent: string | null;
 }
 
 export interface ContactRow {
@@ -88,6 +90,7 @@ export function toTimer(r: TimerRow): Timer {
     escalation: r.escalation,
     incidentId: opt(r.incident_id),
     expiredByFence: opt(r.expired_by_fence),
+    traceparent: opt(r.traceparent),
   });
 }
 
@@ -130,6 +133,7 @@ export function toDelivery(r: DeliveryRow): Delivery {
     lastError: opt(r.last_error),
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    traceparent: opt(r.traceparent),
   });
 }
 
