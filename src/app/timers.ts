@@ -12,6 +12,7 @@ import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus 
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { noTracing, type Tracing } from '../telemetry/tracing.js';
 import { timerView } from '../wire/views.js';
 import { nextCursor } from './cursor.js';
 import { newId } from './ids.js';
@@ -46,6 +47,8 @@ export class TimerService {
     private readonly metrics: Metrics,
     /** shared with the escalator */
     private readonly smsBudget: SmsBudget,
+    /** the request's trace is stored with the timer and the all-clear texts, to be continued later */
+    private readonly tracing: Tracing = noTracing(),
   ) {}
 
   async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
@@ -60,6 +63,7 @@ export class TimerService {
         locationName: input.locationName,
         location: input.location,
         displayName: caller.displayName,
+        traceparent: this.tracing.traceparent(),
       },
       idem,
     );
@@ -192,6 +196,7 @@ export class TimerService {
         phone: d.phone,
         kind: 'all_clear' as const,
         body,
+        traceparent: this.tracing.traceparent(),
       })),
     );
   }

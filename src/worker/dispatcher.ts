@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
 import type { Carrier, OutgoingSms } from '../sms/port.js';
 import type { Store } from '../store/port.js';
+import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
 
 export interface DispatchSettings {
   /** most sends in flight at once on this replica */
@@ -19,10 +20,13 @@ export interface DispatchSettings {
   /** how long a claimed delivery is ours before another dispatcher may retry it */
   leaseMs: number;
   retry: RetryPolicy;
+  /** each send continues the trace stored on its delivery; none when absent */
+  tracing?: Tracing;
 }
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly tracing: Tracing;
 
   constructor(
     private readonly store: Store,
@@ -32,7 +36,9 @@ export class Dispatcher {
     private readonly log: Logger,
     private readonly settings: DispatchSettings,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.tracing = settings.tracing ?? noTracing();
+  }
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
   async tick(): Promise<number> {
@@ -55,7 +61,14 @@ export class Dispatcher {
     return this.inFlight.size;
   }
 
-  private async sendOne(d: Delivery): Promise<void> {
+  private sendOne(d: Delivery): Promise<void> {
+    const attributes = { 'vigil.delivery.key': d.key, 'vigil.incident.id': d.incidentId, 'vigil.delivery.kind': d.kind, 'vigil.delivery.attempt': d.attempts };
+    return this.tracing.inSpan('vigil.sms.send', { kind: SpanKind.CONSUMER, parent: d.traceparent ?? null, attributes }, (span) =>
+      this.sendTraced(d, (status) => span.setAttribute('vigil.delivery.outcome', status)),
+    );
+  }
+
+  private async sendTraced(d: Delivery, traceOutcome: (status: string) => void): Promise<void> {
     try {
       const { retry } = this.settings;
       let result: AttemptResult;
@@ -80,6 +93,7 @@ export class Dispatcher {
         nextAttemptAt: o.status === 'pending' ? new Date(now.getTime() + o.retryInMs) : undefined,
       });
       this.metrics.deliveries.inc({ carrier: result.carrier, outcome: o.status === 'pending' ? 'retry' : o.status });
+      traceOutcome(o.status);
       if (!recorded) {
         this.metrics.casConflicts.inc({ command: 'record_attempt' });
         this.log.warn({ delivery: d.key, attempt: d.attempts }, 'delivery lease lost before the outcome was recorded');
