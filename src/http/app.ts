@@ -10,7 +10,7 @@ import type { IncidentService } from '../app/incidents.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
-import { noTracing, SpanKind, type Span, type Tracing } from '../telemetry/tracing.js';
+import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
 import { adminOnly, bearer } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
@@ -73,7 +73,6 @@ export function createApp(d: AppDeps): Express {
 
   // A span per request, named by the route template; health and scrapes are not traced.
   const tracing = d.tracing ?? noTracing();
-  const spans = new WeakMap<Request, Span>();
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (!tracing.enabled || req.path === '/metrics' || req.path === '/livez' || req.path === '/readyz') return next();
     const span = tracing.startSpan(req.method, {
@@ -81,7 +80,6 @@ export function createApp(d: AppDeps): Express {
       parent: req.header('traceparent') ?? null,
       attributes: { 'http.request.method': req.method, 'vigil.request_id': req.requestId },
     });
-    spans.set(req, span);
     let ended = false;
     const end = () => {
       if (ended) return;
@@ -96,12 +94,6 @@ export function createApp(d: AppDeps): Express {
     res.once('close', end);
     tracing.run(span, next);
   });
-  /** The body parser calls on from a stream event, outside the request's span: re-enter it. */
-  const resumeSpan = (req: Request, _res: Response, next: NextFunction) => {
-    const span = spans.get(req);
-    if (span) tracing.run(span, next);
-    else next();
-  };
 
   app.get('/livez', (_req, res) => {
     res.json({ status: 'ok' });
@@ -127,7 +119,6 @@ export function createApp(d: AppDeps): Express {
 
   const api = express.Router();
   api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
-  api.use(resumeSpan);
   api.use(bearer(d.jwtSecret));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
