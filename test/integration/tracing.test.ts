@@ -36,7 +36,7 @@ describe('tracing into an in-memory exporter', () => {
     await provider.shutdown();
   });
 
-  it('the request that armed a timer, its escalation, each SMS send and each Twilio call share the incoming trace, parent to child', async () => {
+  it('the request that armed a timer, its escalation, each SMS send and each Twilio call share the incoming trace, parent to child; invariant 7: no span carries a phone, a body or coordinates', async () => {
     const phones = ['+14155550181', '+14155550182'];
     const place = 'Ritual Coffee, Valencia St';
     const where = { lat: 37.75648, lng: -122.42133 };
