@@ -65,7 +65,8 @@ export function parseTraceparent(value: string | undefined): SpanContext | undef
   return isSpanContextValid(sc) ? sc : undefined;
 }
 
-export const formatTraceparent = (sc: SpanContext): string => `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+export const formatTraceparent = (sc: SpanContext): string =>
+  `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 
 /** An error's kind for a span, never its message (a carrier's may quote the number). */
 function markFailed(span: Span, err: unknown): void {
@@ -85,7 +86,11 @@ export function createTracing(provider?: TracerProvider): Tracing {
     return sc ? trace.setSpanContext(ROOT_CONTEXT, sc) : ROOT_CONTEXT;
   };
   const startSpan = (name: string, o: SpanOptions): Span =>
-    tracer.startSpan(name, { kind: o.kind ?? SpanKind.INTERNAL, ...(o.attributes ? { attributes: o.attributes } : {}) }, parentContext(o.parent));
+    tracer.startSpan(
+      name,
+      { kind: o.kind ?? SpanKind.INTERNAL, ...(o.attributes ? { attributes: o.attributes } : {}) },
+      parentContext(o.parent),
+    );
   const run = <T>(span: Span, fn: () => T): T => active.run(trace.setSpan(ROOT_CONTEXT, span), fn);
 
   return {

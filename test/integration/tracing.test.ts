@@ -46,7 +46,13 @@ describe('tracing into an in-memory exporter', () => {
     const token = v.token('tara', { name: 'Tara Quinn' });
     const c = await v.api(token, 'PUT', '/v1/me/contacts', { contacts: phones.map((phone, i) => ({ name: `Contact ${i + 1}`, phone })) });
     expect(c.status).toBe(200);
-    const armed = await v.api(token, 'POST', '/v1/timers', { durationSeconds: 1, locationName: place, location: where }, { traceparent: `00-${traceId}-${appSpanId}-01` });
+    const armed = await v.api(
+      token,
+      'POST',
+      '/v1/timers',
+      { durationSeconds: 1, locationName: place, location: where },
+      { traceparent: `00-${traceId}-${appSpanId}-01` },
+    );
     expect(armed.status).toBe(201);
     const timerId = armed.body.timer.id as string;
 
@@ -87,8 +93,24 @@ describe('tracing into an in-memory exporter', () => {
     // nothing personal in any span this Vigil exported: names, attributes, event attributes
     const bodies = tw.accepted.filter((m) => phones.includes(m.to)).map((m) => m.body);
     expect(bodies).toHaveLength(phones.length);
-    const secrets = [...phones, ...phones.map((p) => p.slice(1)), ...phones.map((p) => p.slice(-7)), ...bodies, place, 'Tara Quinn', '37.756', '122.421', tw.accountSid];
-    const everything = exporter.getFinishedSpans().flatMap((s) => [s.name, ...Object.values(s.attributes).map(String), ...s.events.flatMap((e) => [e.name, ...Object.values(e.attributes ?? {}).map(String)])]);
+    const secrets = [
+      ...phones,
+      ...phones.map((p) => p.slice(1)),
+      ...phones.map((p) => p.slice(-7)),
+      ...bodies,
+      place,
+      'Tara Quinn',
+      '37.756',
+      '122.421',
+      tw.accountSid,
+    ];
+    const everything = exporter
+      .getFinishedSpans()
+      .flatMap((s) => [
+        s.name,
+        ...Object.values(s.attributes).map(String),
+        ...s.events.flatMap((e) => [e.name, ...Object.values(e.attributes ?? {}).map(String)]),
+      ]);
     expect(everything.length).toBeGreaterThan(0);
     for (const secret of secrets) expect(everything.filter((text) => text.includes(secret))).toEqual([]);
   });
@@ -143,13 +165,22 @@ describe('tracing from configuration', () => {
   });
 
   const armOnce = async (v: TestVigil, traceId: string) => {
-    const r = await v.api(v.token(`user-${hex(4)}`), 'POST', '/v1/timers', { durationSeconds: 600 }, { traceparent: `00-${traceId}-${hex(8)}-01` });
+    const r = await v.api(
+      v.token(`user-${hex(4)}`),
+      'POST',
+      '/v1/timers',
+      { durationSeconds: 600 },
+      { traceparent: `00-${traceId}-${hex(8)}-01` },
+    );
     expect(r.status).toBe(201);
     return r.body.timer.id as string;
   };
 
   it('with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach the collector over OTLP/HTTP by the time Vigil has stopped', async () => {
-    const v = await startTestVigil({ OTEL_EXPORTER_OTLP_ENDPOINT: col.url, OTEL_EXPORTER_OTLP_HEADERS: 'x-team=safety' }, { manualTicks: true });
+    const v = await startTestVigil(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: col.url, OTEL_EXPORTER_OTLP_HEADERS: 'x-team=safety' },
+      { manualTicks: true },
+    );
     const traceId = hex(16);
     const timerId = await armOnce(v, traceId);
     expect((await v.vigil.store.getTimer(timerId))?.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));

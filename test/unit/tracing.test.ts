@@ -17,13 +17,21 @@ describe('tracing configuration', () => {
   });
 
   it('an OTLP endpoint turns OTLP/HTTP on, to its /v1/traces, with the configured headers and timeout', () => {
-    expect(tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-team=safety' })).toEqual({
+    expect(
+      tracingOf({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-team=safety',
+      }),
+    ).toEqual({
       exporter: 'otlp',
       url: 'http://collector:4318/v1/traces',
       headers: { authorization: 'Bearer abc', 'x-team': 'safety' },
       timeoutMs: 10000,
     });
-    expect(tracingOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:9999/traces', OTEL_EXPORTER_OTLP_TIMEOUT: '2500' })).toMatchObject({ url: 'http://c:9999/traces', timeoutMs: 2500 });
+    expect(tracingOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:9999/traces', OTEL_EXPORTER_OTLP_TIMEOUT: '2500' })).toMatchObject({
+      url: 'http://c:9999/traces',
+      timeoutMs: 2500,
+    });
     expect(tracingOf({ OTEL_TRACES_EXPORTER: 'otlp' })).toMatchObject({ exporter: 'otlp', url: 'http://localhost:4318/v1/traces' });
   });
 
@@ -36,14 +44,25 @@ describe('tracing configuration', () => {
     expect(() => tracingOf({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
     expect(() => tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     expect(() => tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'novalue' })).toThrow(ConfigError);
-    expect(() => tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'a=%E0%A4%A' })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS/);
+    expect(() => tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'a=%E0%A4%A' })).toThrow(
+      /OTEL_EXPORTER_OTLP_HEADERS/,
+    );
   });
 });
 
 describe('traceparent', () => {
   it('accepts a W3C traceparent and refuses malformed ones', () => {
     expect(parseTraceparent(`00-${TRACE}-${SPAN}-01`)).toEqual({ traceId: TRACE, spanId: SPAN, traceFlags: 1, isRemote: true });
-    for (const bad of [undefined, '', 'garbage', `00-${TRACE}-${SPAN}`, `ff-${TRACE}-${SPAN}-01`, `00-${'0'.repeat(32)}-${SPAN}-01`, `00-${TRACE}-${'0'.repeat(16)}-01`, `00-${TRACE}-${SPAN}-01-extra`])
+    for (const bad of [
+      undefined,
+      '',
+      'garbage',
+      `00-${TRACE}-${SPAN}`,
+      `ff-${TRACE}-${SPAN}-01`,
+      `00-${'0'.repeat(32)}-${SPAN}-01`,
+      `00-${TRACE}-${'0'.repeat(16)}-01`,
+      `00-${TRACE}-${SPAN}-01-extra`,
+    ])
       expect(parseTraceparent(bad)).toBeUndefined();
     // a later version may add fields
     expect(parseTraceparent(`01-${TRACE}-${SPAN}-01-extra`)).toMatchObject({ traceId: TRACE });
@@ -54,7 +73,10 @@ describe('Tracing', () => {
   it('off: callbacks run and their results and errors pass through, nothing is recorded, no traceparent to store', async () => {
     const t = noTracing();
     expect(t.enabled).toBe(false);
-    expect(await t.inSpan('x', { parent: `00-${TRACE}-${SPAN}-01` }, async (span) => [span.isRecording(), t.traceparent()])).toEqual([false, undefined]);
+    expect(await t.inSpan('x', { parent: `00-${TRACE}-${SPAN}-01` }, async (span) => [span.isRecording(), t.traceparent()])).toEqual([
+      false,
+      undefined,
+    ]);
     await expect(t.inSpan('x', {}, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(t.run(t.startSpan('x', {}), () => 7)).toBe(7);
   });
