@@ -25,6 +25,8 @@ describe('tracing into an in-memory exporter', () => {
   let v: TestVigil;
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  /** the timer the first case lets run out */
+  let expiredTimer = '';
 
   beforeAll(async () => {
     tw = await FakeTwilio.start();
@@ -55,6 +57,7 @@ describe('tracing into an in-memory exporter', () => {
     );
     expect(armed.status).toBe(201);
     const timerId = armed.body.timer.id as string;
+    expiredTimer = timerId;
 
     // the ticks expire it, escalate it and send both texts
     const inc = await eventually(async () => {
@@ -113,6 +116,27 @@ describe('tracing into an in-memory exporter', () => {
       ]);
     expect(everything.length).toBeGreaterThan(0);
     for (const secret of secrets) expect(everything.filter((text) => text.includes(secret))).toEqual([]);
+  });
+
+  it("the all-clear texts continue the trace of the I'm-safe request that queued them", async () => {
+    const traceId = hex(16);
+    const safe = await v.api(v.token('tara', { name: 'Tara Quinn' }), 'POST', `/v1/timers/${expiredTimer}/safe`, undefined, {
+      traceparent: `00-${traceId}-${hex(8)}-01`,
+    });
+    expect(safe.status).toBe(200);
+    expect(safe.body.incident.status).toBe('false_alarm');
+    const spans = await eventually(async () => {
+      const mine = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+      return mine.filter((s) => s.name === 'vigil.sms.send').length >= 2 ? mine : undefined;
+    }, 'the all-clear send spans');
+    const req = spans.find((s) => s.name === 'POST /v1/timers/:id/safe');
+    expect(req).toBeDefined();
+    const sends = spans.filter((s) => s.name === 'vigil.sms.send');
+    expect(sends).toHaveLength(2);
+    for (const send of sends) {
+      expect(send.attributes['vigil.delivery.kind']).toBe('all_clear');
+      expect(parentId(send)).toBe(id(req!));
+    }
   });
 
   it('a request without a traceparent starts a new trace that its escalation continues', async () => {
