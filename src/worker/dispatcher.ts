@@ -5,6 +5,7 @@
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
  */
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
 import { maskPhone } from '../domain/messages.js';
@@ -64,7 +65,10 @@ export class Dispatcher {
   private sendOne(d: Delivery): Promise<void> {
     const attributes = { 'vigil.delivery.key': d.key, 'vigil.incident.id': d.incidentId, 'vigil.delivery.kind': d.kind, 'vigil.delivery.attempt': d.attempts };
     return this.tracing.inSpan('vigil.sms.send', { kind: SpanKind.CONSUMER, parent: d.traceparent ?? null, attributes }, (span) =>
-      this.sendTraced(d, (status) => span.setAttribute('vigil.delivery.outcome', status)),
+      this.sendTraced(d, (status) => {
+        span.setAttribute('vigil.delivery.outcome', status);
+        if (status === 'failed' || status === 'dead') span.setStatus({ code: SpanStatusCode.ERROR, message: status });
+      }),
     );
   }
 
