@@ -11,10 +11,10 @@ import { allClearMessage } from '../domain/messages.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
-import type { Store } from '../store/port.js';
+import type { IdempotencyClaim, KeyedCommandResult, Store } from '../store/port.js';
 import { noTracing, type Tracing } from '../telemetry/tracing.js';
 import { timerView } from '../wire/views.js';
-import { nextCursor } from './cursor.js';
+import { nextCursor, type ChangePosition } from './cursor.js';
 import { newId } from './ids.js';
 import type { SmsBudget } from './sms-budget.js';
 
@@ -33,7 +33,12 @@ export interface CommandResult {
   timer: Timer;
   /** set when I'm-safe arrived after the SOS */
   incident?: Incident;
+  /** this Idempotency-Key already applied the command: nothing changed, the timer as it is now */
+  replayed?: boolean;
 }
+
+const idempotencyMismatch = () =>
+  new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different request (body, command or timer)');
 
 const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);
 const wrongState = (t: Timer, command: TimerCommand) =>
@@ -74,7 +79,7 @@ export class TimerService {
       case 'replayed':
         return { timer: r.timer, replayed: true };
       case 'idempotency_mismatch':
-        throw new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+        throw idempotencyMismatch();
       case 'live_timer_exists':
         throw Conflict('live_timer_exists', 'you already have a running timer; extend, check in or cancel it first', {
           timer: r.timer.id,
@@ -95,22 +100,29 @@ export class TimerService {
   }
 
   /**
-   * A person's timers. `cursor` is the store's time read before the query, less 1 ms:
-   * passing it back as `since` returns everything that changed after this read
-   * (possibly again, never missing any), which is how clients catch up after a reconnect.
+   * A person's timers. Passing `cursor` back as `since` returns everything that changed
+   * after this read (possibly again, never missing any; see nextCursor), which is how
+   * clients catch up after a reconnect. `readAt` is the store's time before the query.
    */
-  async list(userId: string, filter: { status?: TimerStatus; since?: Date; limit?: number }): Promise<{ timers: Timer[]; cursor: Date; more: boolean }> {
-    const now = new Date((await this.store.now()).getTime() - 1);
-    const timers = await this.store.listTimers(userId, filter);
-    return { timers, ...nextCursor(timers, filter, now) };
+  async list(
+    userId: string,
+    filter: { status?: TimerStatus; since?: ChangePosition; limit?: number },
+  ): Promise<{ timers: Timer[]; cursor: ChangePosition; more: boolean; readAt: Date }> {
+    const readAt = await this.store.now();
+    const timers = await this.store.listTimers(userId, { status: filter.status, since: filter.since?.since, sinceId: filter.since?.sinceId, limit: filter.limit });
+    return { timers, readAt, ...nextCursor(timers, filter, readAt, this.store.changeLagMs()) };
   }
 
-  async extend(caller: Caller, id: string, seconds: number): Promise<CommandResult> {
+  /**
+   * With an Idempotency-Key (`idem`), a retry of a command that applied answers the timer as
+   * it is now and changes nothing; the key is recorded by the same write as the CAS.
+   */
+  async extend(caller: Caller, id: string, seconds: number, idem?: IdempotencyClaim): Promise<CommandResult> {
     checkDuration(this.limits, seconds, 'seconds');
-    const done = await this.store.extendTimer(id, caller.userId, seconds, {
-      maxExtensions: this.limits.maxExtensions,
-      maxTotalSeconds: this.limits.maxTotalSeconds,
-    });
+    const caps = { maxExtensions: this.limits.maxExtensions, maxTotalSeconds: this.limits.maxTotalSeconds };
+    const keyed = idem ? await this.store.extendTimerKeyed(id, caller.userId, seconds, caps, idem) : undefined;
+    if (keyed && keyed.kind !== 'refused') return this.keyedAnswer(keyed);
+    const done = keyed ? null : await this.store.extendTimer(id, caller.userId, seconds, caps);
     if (done) {
       this.events.publish(timerEvent('timer.extended', done));
       return { timer: done };
@@ -131,17 +143,28 @@ export class TimerService {
     throw wrongState(cur, 'extend');
   }
 
-  async checkIn(caller: Caller, id: string): Promise<CommandResult> {
-    return this.resolve(caller, id, 'safe');
+  async checkIn(caller: Caller, id: string, idem?: IdempotencyClaim): Promise<CommandResult> {
+    return this.resolve(caller, id, 'safe', idem);
   }
 
-  async cancel(caller: Caller, id: string): Promise<CommandResult> {
-    return this.resolve(caller, id, 'cancel');
+  async cancel(caller: Caller, id: string, idem?: IdempotencyClaim): Promise<CommandResult> {
+    return this.resolve(caller, id, 'cancel', idem);
   }
 
-  private async resolve(caller: Caller, id: string, command: 'safe' | 'cancel'): Promise<CommandResult> {
+  /** A keyed command that applied now (event, as without a key), or was applied before (no event). */
+  private keyedAnswer(r: Exclude<KeyedCommandResult, { kind: 'refused' }>): CommandResult {
+    if (r.kind === 'idempotency_mismatch') throw idempotencyMismatch();
+    if (r.kind === 'replayed') return { timer: r.timer, replayed: true };
+    const kind = r.timer.status === 'safe' ? 'timer.safe' : r.timer.status === 'cancelled' ? 'timer.cancelled' : 'timer.extended';
+    this.events.publish(timerEvent(kind, r.timer));
+    return { timer: r.timer };
+  }
+
+  private async resolve(caller: Caller, id: string, command: 'safe' | 'cancel', idem?: IdempotencyClaim): Promise<CommandResult> {
     const to = command === 'safe' ? 'safe' : 'cancelled';
-    const done = await this.store.resolveTimer(id, caller.userId, to);
+    const keyed = idem ? await this.store.resolveTimerKeyed(id, caller.userId, to, idem) : undefined;
+    if (keyed && keyed.kind !== 'refused') return this.keyedAnswer(keyed);
+    const done = keyed ? null : await this.store.resolveTimer(id, caller.userId, to);
     if (done) {
       this.events.publish(timerEvent(command === 'safe' ? 'timer.safe' : 'timer.cancelled', done));
       return { timer: done };

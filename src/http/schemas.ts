@@ -26,10 +26,16 @@ export const Timer = z.object({
   incidentId: z.string().meta({ description: 'set once the SOS incident is open' }).optional(),
 });
 
+const cursor = z.string().meta({
+  description: 'opaque; pass it back as `since` to read what changed after this answer (a change may come again, none is skipped)',
+});
+const serverTime = at('the store’s clock when the read began');
+
 export const TimerList = z.object({
   timers: z.array(Timer),
-  cursor: at('pass back as `since` to catch up'),
+  cursor,
   more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+  serverTime,
 });
 
 export const Incident = z.object({
@@ -70,8 +76,9 @@ export const IncidentWithDeliveries = Incident.extend({ deliveries: z.array(Deli
 
 export const IncidentList = z.object({
   incidents: z.array(IncidentWithDeliveries),
-  cursor: at('pass back as `since`'),
+  cursor,
   more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+  serverTime,
 });
 
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });

@@ -49,8 +49,28 @@ export interface NewDelivery {
 export interface ChangedSince {
   /** only records whose updatedAt is strictly after this */
   since?: Date;
+  /**
+   * With `since`: also the records updated at exactly `since` whose id sorts after this one
+   * (keyset paging on `(updatedAt, id)`, so records sharing a millisecond are never skipped).
+   * Records changed since are ordered by `(updatedAt, id)`.
+   */
+  sinceId?: string;
   limit?: number;
 }
+
+/**
+ * The answer to a timer command carrying an Idempotency-Key. The key is recorded in the same
+ * write as the compare-and-swap, so a retry can never apply the command twice.
+ */
+export type KeyedCommandResult =
+  /** the command applied now; the key is recorded with it */
+  | { kind: 'applied'; timer: Timer }
+  /** this key already applied this command to this timer: nothing changed, the timer as it is now */
+  | { kind: 'replayed'; timer: Timer }
+  /** the key was already used by this person for another request (body, command or timer) */
+  | { kind: 'idempotency_mismatch' }
+  /** the CAS refused (not live, caps, deadline, not theirs): nothing recorded, decide as without a key */
+  | { kind: 'refused' };
 
 export interface DeliveryOutcome {
   status: 'sent' | 'pending' | 'failed' | 'dead';
@@ -66,18 +86,37 @@ export interface Store {
   /** Readiness of the underlying connection. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+  /**
+   * How long after its `updatedAt` a change may still become visible to a reader (the
+   * store stamps inside the write; what remains is the commit). List cursors stay this
+   * far behind `now()`, so a change that commits late is still after the cursor.
+   */
+  changeLagMs(): number;
 
   // ── timers ────────────────────────────────────────────────────────────────
   /** Create a live timer; at most one live timer per person; honours an idempotency claim. */
   armTimer(t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult>;
   /** One timer, only if it belongs to `userId` (omit `userId` for moderators). */
   getTimer(id: string, userId?: string): Promise<Timer | null>;
-  /** A person's timers, newest first, optionally by status / changed since. */
+  /** A person's timers, newest first, optionally by status; changed since: oldest change first. */
   listTimers(userId: string, filter?: { status?: TimerStatus } & ChangedSince): Promise<Timer[]>;
   /** CAS live → extended, adding `seconds` to the deadline; only before the deadline and below the caps. */
   extendTimer(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Promise<Timer | null>;
   /** CAS live → safe | cancelled. */
   resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null>;
+  /**
+   * extendTimer under an Idempotency-Key (scoped per person; the fingerprint covers command,
+   * timer and body): the key is checked and recorded in the same write as the CAS.
+   */
+  extendTimerKeyed(
+    id: string,
+    userId: string,
+    seconds: number,
+    caps: { maxExtensions: number; maxTotalSeconds: number },
+    idem: IdempotencyClaim,
+  ): Promise<KeyedCommandResult>;
+  /** resolveTimer under an Idempotency-Key, as extendTimerKeyed. */
+  resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult>;
   /** CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`. */
   claimDueTimers(limit: number, fence: number): Promise<Timer[]>;
   /** Expired timers whose escalation is still pending (crash repair), oldest deadline first. */

@@ -66,6 +66,8 @@ const EXTEND_CASES = [
   'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → safe; a second call loses the CAS (null) and changes nothing',
   'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → cancelled; a second call loses the CAS (null) and changes nothing',
   'timers: sweep (claimDueTimers) and escalation outbox › invariant 4: claims only live timers due by the store clock → expired, escalation pending, stamped with the fence',
+  'timers: commands under an Idempotency-Key › invariant 6: a retried extend with the same key extends once; the retry is replayed with the timer as it is',
+  'timers: commands under an Idempotency-Key › the same key with another fingerprint (body, command or timer) → idempotency_mismatch, nothing changes',
 ];
 
 const opts: ContractOptions =

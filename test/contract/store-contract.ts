@@ -11,6 +11,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
 import type { Store } from '../../src/store/port.js';
+import { commandCases } from './store-contract-commands.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
@@ -72,6 +73,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     incidentCases(ctx);
     deliveryCases(ctx);
     raceCases(ctx);
+    commandCases(ctx);
     traceCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry

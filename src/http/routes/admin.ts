@@ -1,5 +1,6 @@
 /** /v1/admin: the moderators' view (role "admin"). */
 import { Router } from 'express';
+import { encodeCursor } from '../../app/cursor.js';
 import type { IncidentService, IncidentWithDeliveries } from '../../app/incidents.js';
 import type { TimerService } from '../../app/timers.js';
 import { deliveryView, incidentView, timerView } from '../../wire/views.js';
@@ -18,8 +19,8 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
 
   r.get('/incidents', async (req, res) => {
     const q = parse(IncidentQuery, req.query, 'query');
-    const { items, cursor, more } = await incidents.list(q);
-    res.json({ incidents: items.map(view), cursor: cursor.toISOString(), more });
+    const { items, cursor, more, readAt } = await incidents.list(q);
+    res.json({ incidents: items.map(view), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   r.get('/incidents/:id', async (req, res) => {
@@ -43,8 +44,8 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
   // support: "is her timer still running?"
   r.get('/users/:userId/timers', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
-    const { timers: list, cursor, more } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
-    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), more, serverTime: (await timers.now()).toISOString() });
+    const { timers: list, cursor, more, readAt } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
+    res.json({ timers: list.map(timerView), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   return r;

@@ -120,6 +120,14 @@ export class MongoStore implements Store {
     return this.guard('now', () => this.clock.now());
   }
 
+  /**
+   * Updates are stamped by the server as they apply; inserts carry the clock read just before
+   * sending, and may wait for a server to be selected before they land.
+   */
+  changeLagMs(): number {
+    return this.settings.serverSelectionTimeoutMs + 1000;
+  }
+
   async ping(): Promise<boolean> {
     if (this.closing) return false;
     try {
@@ -143,6 +151,8 @@ export class MongoStore implements Store {
   readonly listTimers = this.op('listTimers', timers.listTimers);
   readonly extendTimer = this.op('extendTimer', timers.extendTimer);
   readonly resolveTimer = this.op('resolveTimer', timers.resolveTimer);
+  readonly extendTimerKeyed = this.op('extendTimerKeyed', timers.extendTimerKeyed);
+  readonly resolveTimerKeyed = this.op('resolveTimerKeyed', timers.resolveTimerKeyed);
   readonly claimDueTimers = this.op('claimDueTimers', timers.claimDueTimers);
   readonly pendingEscalations = this.op('pendingEscalations', timers.pendingEscalations);
   readonly markEscalated = this.op('markEscalated', timers.markEscalated);

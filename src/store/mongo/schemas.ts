@@ -23,11 +23,22 @@ export type TimerDoc = Omit<Timer, 'id'> & {
   idemScope?: string;
   /** fingerprint of that request's body */
   idemFingerprint?: string;
+  /**
+   * Idempotency-Keys of the commands (extend, safe, cancel) applied to this timer, pushed by
+   * the CAS that applied each; bounded by the extension cap plus one resolve.
+   */
+  cmdKeys?: CommandKey[];
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
   /** token of the sweep claim that expired it */
   claimToken?: string;
 };
+
+export interface CommandKey {
+  key: string;
+  /** covers the command, the timer and the body */
+  fingerprint: string;
+}
 
 /** An incident as stored: the domain record with `_id` for `id`. */
 export type IncidentDoc = Omit<Incident, 'id'> & {
@@ -90,6 +101,7 @@ function timerSchema(): Schema<TimerDoc> {
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
+      cmdKeys: { type: [new Schema<CommandKey>({ key: { type: String, required: true }, fingerprint: { type: String, required: true } }, { _id: false })], default: undefined },
       claimToken: String,
       lastOp: String,
     },

@@ -7,12 +7,12 @@
 import { Conflict } from '../../domain/errors.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
+import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
-import type { TimerDoc } from './schemas.js';
-import { casOne, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import type { CommandKey, TimerDoc } from './schemas.js';
+import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
 
 const live = { $in: [...LIVE] };
 
@@ -45,6 +45,8 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
     ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName, traceparent: t.traceparent }),
     ...(idem ? { idemScope: idemScope(t.userId, idem.key), idemFingerprint: idem.fingerprint } : {}),
   };
+  // a key that already applied a command is this person's too (the unique index covers arming keys only)
+  if (idem && (await ctx.m.timers.exists({ userId: t.userId, 'cmdKeys.key': idem.key }).exec())) return { kind: 'idempotency_mismatch' };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await ctx.m.timers.insertMany([doc], insertOptions(ctx, true));
@@ -81,7 +83,7 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
   const q = ctx.m.timers.find({
     userId,
     ...(filter.status ? { status: filter.status } : {}),
-    ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
+    ...(filter.since ? changedAfter(filter.since, filter.sinceId) : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ startedAt: -1, _id: -1 });
   const limit = filter.limit ?? PAGE_SIZE;
@@ -90,6 +92,10 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
 }
 
 /**
+ * `updatedAt` is stamped by the server while it applies the write (`$currentDate`, or `$$NOW`
+ * in a pipeline), not with the time read before sending it. Inserts (arm, open incident)
+ * carry the clock read just before; the store's change lag covers them.
+ *
  * CAS live → extended. Adding seconds to a BSON date needs an update PIPELINE
  * (`$add` on `$expiresAt`; `$inc` refuses dates) and the span cap compares two fields
  * (`$expr`): one atomic findAndModify on MongoDB 4.2+. FerretDB v1 implements neither,
@@ -102,6 +108,18 @@ export async function extendTimer(
   seconds: number,
   caps: { maxExtensions: number; maxTotalSeconds: number },
 ): Promise<Timer | null> {
+  const d = await extendDoc(ctx, id, userId, seconds, caps);
+  return d ? toTimer(d) : null;
+}
+
+async function extendDoc(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  seconds: number,
+  caps: { maxExtensions: number; maxTotalSeconds: number },
+  key?: CommandKey,
+): Promise<TimerDoc | null> {
   const now = await ctx.now();
   const ms = seconds * 1000;
   const d = await casOne(ctx, ctx.m.timers, {
@@ -113,21 +131,84 @@ export async function extendTimer(
       extensions: { $lt: caps.maxExtensions },
       // (expiresAt + ms) − startedAt ≤ maxTotal
       $expr: { $lte: [{ $subtract: ['$expiresAt', '$startedAt'] }, caps.maxTotalSeconds * 1000 - ms] },
+      ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}),
     },
-    update: (op) => [{ $set: { expiresAt: { $add: ['$expiresAt', ms] }, status: { $literal: 'extended' }, extensions: { $add: ['$extensions', 1] }, updatedAt: now, lastOp: { $literal: op } } }],
+    update: (op) => [
+      {
+        $set: {
+          expiresAt: { $add: ['$expiresAt', ms] },
+          status: { $literal: 'extended' },
+          extensions: { $add: ['$extensions', 1] },
+          updatedAt: '$$NOW',
+          lastOp: { $literal: op },
+          ...(key ? { cmdKeys: { $concatArrays: [{ $ifNull: ['$cmdKeys', []] }, [{ $literal: key }]] } } : {}),
+        },
+      },
+    ],
     pipeline: true,
   });
-  return d ? toTimer(d) : null;
+  return d;
 }
 
 /** CAS live → safe | cancelled. */
 export async function resolveTimer(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
-  const now = await ctx.now();
-  const d = await casOne(ctx, ctx.m.timers, {
-    filter: { _id: id, userId, status: live },
-    update: (op) => ({ $set: { status: to, resolvedAt: now, updatedAt: now, lastOp: op }, $unset: { liveUser: 1 } }),
-  });
+  const d = await resolveDoc(ctx, id, userId, to);
   return d ? toTimer(d) : null;
+}
+
+async function resolveDoc(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', key?: CommandKey): Promise<TimerDoc | null> {
+  const now = await ctx.now();
+  return casOne(ctx, ctx.m.timers, {
+    filter: { _id: id, userId, status: live, ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}) },
+    update: (op) => ({
+      $set: { status: to, resolvedAt: now, lastOp: op },
+      $currentDate: { updatedAt: true },
+      $unset: { liveUser: 1 },
+      ...(key ? { $push: { cmdKeys: key } } : {}),
+    }),
+  });
+}
+
+export function extendTimerKeyed(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  seconds: number,
+  caps: { maxExtensions: number; maxTotalSeconds: number },
+  idem: IdempotencyClaim,
+): Promise<KeyedCommandResult> {
+  return keyed(ctx, userId, idem, (key) => extendDoc(ctx, id, userId, seconds, caps, key));
+}
+
+export function resolveTimerKeyed(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+  return keyed(ctx, userId, idem, (key) => resolveDoc(ctx, id, userId, to, key));
+}
+
+/**
+ * A command under an Idempotency-Key. The key goes into the timer document by the same
+ * findOneAndUpdate as the CAS, whose filter also requires the key to be absent, so two
+ * retries of one command on one timer apply it once. Keys are looked up across the
+ * person's timers (arming keys included) first, and again when the CAS is refused, in
+ * case a concurrent retry just won it. Two requests racing with one key on two different
+ * timers are not caught (each applies at most once).
+ */
+async function keyed(ctx: Ctx, userId: string, idem: IdempotencyClaim, cas: (key: CommandKey) => Promise<TimerDoc | null>): Promise<KeyedCommandResult> {
+  const prior = await priorUse(ctx, userId, idem);
+  if (prior) return prior;
+  const d = await cas({ key: idem.key, fingerprint: idem.fingerprint });
+  if (d) return { kind: 'applied', timer: toTimer(d) };
+  return (await priorUse(ctx, userId, idem)) ?? { kind: 'refused' };
+}
+
+async function priorUse(ctx: Ctx, userId: string, idem: IdempotencyClaim): Promise<KeyedCommandResult | undefined> {
+  const scope = idemScope(userId, idem.key);
+  const d = await ctx.m.timers
+    .findOne({ $or: [{ userId, 'cmdKeys.key': idem.key }, { idemScope: scope }] })
+    .lean<TimerDoc>()
+    .exec();
+  if (!d) return undefined;
+  const fingerprint = d.cmdKeys?.find((k) => k.key === idem.key)?.fingerprint ?? (d.idemScope === scope ? d.idemFingerprint : undefined);
+  return fingerprint === idem.fingerprint ? { kind: 'replayed', timer: toTimer(d) } : { kind: 'idempotency_mismatch' };
 }
 
 /**
@@ -141,7 +222,7 @@ export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Pr
     due: { status: live, expiresAt: { $lte: now } },
     order: 'expiresAt',
     limit,
-    update: { $set: { status: 'expired', escalation: 'pending', resolvedAt: now, updatedAt: now, expiredByFence: fence }, $unset: { liveUser: 1 } },
+    update: { $set: { status: 'expired', escalation: 'pending', resolvedAt: now, expiredByFence: fence }, $currentDate: { updatedAt: true }, $unset: { liveUser: 1 } },
   });
   return mine.map(toTimer);
 }
@@ -161,10 +242,9 @@ export async function pendingEscalations(ctx: Ctx, limit: number): Promise<Timer
 
 /** CAS escalation pending → done. */
 export async function markEscalated(ctx: Ctx, timerId: string, incidentId: string): Promise<boolean> {
-  const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.timers, {
     filter: { _id: timerId, escalation: 'pending' },
-    update: (op) => ({ $set: { escalation: 'done', incidentId, updatedAt: now, lastOp: op } }),
+    update: (op) => ({ $set: { escalation: 'done', incidentId, lastOp: op }, $currentDate: { updatedAt: true } }),
   });
   return d !== null;
 }

@@ -12,7 +12,7 @@ import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, NewDelivery, NewTimer, Store } from '../port.js';
+import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, KeyedCommandResult, NewDelivery, NewTimer, Store } from '../port.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
 import {
@@ -33,12 +33,15 @@ export interface SqliteOptions {
   clock?: () => number;
   /** how long a writer waits for another process's write lock (ms), default 5000 */
   busyTimeoutMs?: number;
+  /** how long after its stamp a write may still be committing (ms), default 1000; list cursors lag by it */
+  changeLagMs?: number;
 }
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
   private readonly clock: () => number;
+  private readonly lagMs: number;
   private closed = false;
 
   private constructor(opts: SqliteOptions) {
@@ -46,10 +49,13 @@ export class SqliteStore implements Store {
     // `timeout` is SQLite's busy timeout: how long a writer waits for another process's lock
     this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 5000 });
     this.clock = opts.clock ?? Date.now;
+    this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
+    // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
+    this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
   }
 
@@ -64,6 +70,10 @@ export class SqliteStore implements Store {
   async ping(): Promise<boolean> {
     if (this.closed) return false;
     return this.st.ping.get() !== undefined;
+  }
+
+  changeLagMs(): number {
+    return this.lagMs;
   }
 
   async close(): Promise<void> {
@@ -116,7 +126,7 @@ export class SqliteStore implements Store {
     const st = since
       ? status ? this.st.timersSinceByStatus : this.st.timersSince
       : status ? this.st.timersNewestByStatus : this.st.timersNewest;
-    const rows = st.all({ userId, status: status ?? null, since: since?.getTime() ?? null, limit: filter.limit ?? PAGE_SIZE }) as TimerRow[];
+    const rows = st.all({ userId, status: status ?? null, since: since?.getTime() ?? null, sinceId: filter.sinceId ?? null, limit: filter.limit ?? PAGE_SIZE }) as TimerRow[];
     return rows.map(toTimer);
   }
 
@@ -126,6 +136,14 @@ export class SqliteStore implements Store {
     seconds: number,
     caps: { maxExtensions: number; maxTotalSeconds: number },
   ): Promise<Timer | null> {
+    return this.extendNow(id, userId, seconds, caps);
+  }
+
+  async resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
+    return this.resolveNow(id, userId, to);
+  }
+
+  private extendNow(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Timer | null {
     const row = this.st.timerExtend.get({
       id,
       userId,
@@ -137,9 +155,43 @@ export class SqliteStore implements Store {
     return row ? toTimer(row) : null;
   }
 
-  async resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
+  private resolveNow(id: string, userId: string, to: 'safe' | 'cancelled'): Timer | null {
     const row = this.st.timerResolve.get({ id, userId, to, now: this.clock() }) as TimerRow | undefined;
     return row ? toTimer(row) : null;
+  }
+
+  async extendTimerKeyed(
+    id: string,
+    userId: string,
+    seconds: number,
+    caps: { maxExtensions: number; maxTotalSeconds: number },
+    idem: IdempotencyClaim,
+  ): Promise<KeyedCommandResult> {
+    return this.keyed(userId, idem, () => this.extendNow(id, userId, seconds, caps));
+  }
+
+  async resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+    return this.keyed(userId, idem, () => this.resolveNow(id, userId, to));
+  }
+
+  /**
+   * One IMMEDIATE transaction: look the key up (arming and commands share the person's key
+   * space), run the CAS, record the key with it. A retry racing the first request queues on
+   * the write lock and then finds the key.
+   */
+  private keyed(userId: string, idem: IdempotencyClaim, cas: () => Timer | null): Promise<KeyedCommandResult> {
+    const run = this.db.transaction((): KeyedCommandResult => {
+      const prior = this.st.idempotencyGet.get(userId, idem.key) as { fingerprint: string; timer_id: string } | undefined;
+      if (prior) {
+        if (prior.fingerprint !== idem.fingerprint) return { kind: 'idempotency_mismatch' };
+        return { kind: 'replayed', timer: toTimer(this.st.timerById.get(prior.timer_id) as TimerRow) };
+      }
+      const timer = cas();
+      if (!timer) return { kind: 'refused' };
+      this.st.idempotencyInsert.run(userId, idem.key, idem.fingerprint, timer.id, this.clock());
+      return { kind: 'applied', timer };
+    });
+    return Promise.resolve(run.immediate());
   }
 
   async claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
@@ -153,7 +205,7 @@ export class SqliteStore implements Store {
   }
 
   async markEscalated(timerId: string, incidentId: string): Promise<boolean> {
-    return this.st.timerMarkEscalated.run(incidentId, this.clock(), timerId).changes === 1;
+    return this.st.timerMarkEscalated.run(incidentId, timerId).changes === 1;
   }
 
   async overdue(): Promise<{ count: number; oldest?: Date }> {
@@ -197,7 +249,7 @@ export class SqliteStore implements Store {
     const st = since
       ? status ? this.st.incidentsSinceByStatus : this.st.incidentsSince
       : status ? this.st.incidentsOldestByStatus : this.st.incidentsOldest;
-    const rows = st.all({ status: status ?? null, since: since?.getTime() ?? null, limit: filter.limit ?? PAGE_SIZE }) as IncidentRow[];
+    const rows = st.all({ status: status ?? null, since: since?.getTime() ?? null, sinceId: filter.sinceId ?? null, limit: filter.limit ?? PAGE_SIZE }) as IncidentRow[];
     return rows.map(toIncident);
   }
 

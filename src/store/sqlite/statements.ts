@@ -2,6 +2,9 @@
  * Every SQL statement of the SQLite store, by name; prepared once when the store opens.
  * Values are always bound parameters: a variable set of values is bound as one JSON
  * array and read back with `json_each`. `('active','extended')` is the live status set.
+ * `updated_at` of timers and incidents is `store_now()`, the store's clock read while the
+ * statement runs, i.e. after the write lock is taken: a writer that waited on another
+ * process's lock is not stamped with the time it started waiting (list cursors rely on it).
  */
 import type Database from 'better-sqlite3';
 
@@ -15,40 +18,45 @@ export const SQL = Object.freeze({
   timerByIdAndUser: 'SELECT * FROM timers WHERE id = ? AND user_id = ?',
   liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
   timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name, traceparent)
-    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, @now, @locationName, @lat, @lng, @displayName, @traceparent) RETURNING *`,
+    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName, @traceparent) RETURNING *`,
   // one fixed statement per filter combination, so each keeps its index
   timersNewest: 'SELECT * FROM timers WHERE user_id = @userId ORDER BY started_at DESC, id DESC LIMIT @limit',
   timersNewestByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status ORDER BY started_at DESC, id DESC LIMIT @limit',
-  timersSince: 'SELECT * FROM timers WHERE user_id = @userId AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
-  timersSinceByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
-  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = @now
+  // keyset (updated_at, id) after (@since, @sinceId); a NULL @sinceId means strictly after @since
+  timersSince: `SELECT * FROM timers WHERE user_id = @userId AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  timersSinceByStatus: `SELECT * FROM timers WHERE user_id = @userId AND status = @status AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = store_now()
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') AND expires_at > @now
       AND extensions < @maxExtensions AND (expires_at + @ms - started_at) <= @maxTotalMs
     RETURNING *`,
-  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = @now
+  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = store_now()
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') RETURNING *`,
-  timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = @now, expired_by_fence = @fence
+  timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = @fence
     WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
       AND status IN ('active','extended') AND expires_at <= @now
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
-  timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = ? WHERE id = ? AND escalation = 'pending'",
+  timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
   incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence)
-    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, @now, @locationName, @lat, @lng, @displayName, @fence)
+    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence)
     ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
   incidentById: 'SELECT * FROM incidents WHERE id = ?',
   incidentByTimer: 'SELECT * FROM incidents WHERE timer_id = ?',
   incidentsOldest: 'SELECT * FROM incidents ORDER BY created_at ASC, id ASC LIMIT @limit',
   incidentsOldestByStatus: 'SELECT * FROM incidents WHERE status = @status ORDER BY created_at ASC, id ASC LIMIT @limit',
-  incidentsSince: 'SELECT * FROM incidents WHERE updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
-  incidentsSinceByStatus: 'SELECT * FROM incidents WHERE status = @status AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
+  incidentsSince: `SELECT * FROM incidents WHERE (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  incidentsSinceByStatus: `SELECT * FROM incidents WHERE status = @status AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
   // @from: JSON array of the allowed current statuses
-  incidentAcknowledge: `UPDATE incidents SET status = @to, updated_at = @now, acknowledged_at = @now, acknowledged_by = @by
+  incidentAcknowledge: `UPDATE incidents SET status = @to, updated_at = store_now(), acknowledged_at = @now, acknowledged_by = @by
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
-  incidentResolve: `UPDATE incidents SET status = @to, updated_at = @now, resolved_at = @now, resolved_by = @by
+  incidentResolve: `UPDATE incidents SET status = @to, updated_at = store_now(), resolved_at = @now, resolved_by = @by
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
 
   // ── deliveries ──────────────────────────────────────────────────────────────
