@@ -1,4 +1,4 @@
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -98,7 +98,7 @@ describe('Tracing', () => {
     await expect(t.inSpan('failing', { parent: null }, () => Promise.reject(new TypeError('to +14155550100')))).rejects.toThrow();
     const failing = exporter.getFinishedSpans().find((s) => s.name === 'failing');
     expect(failing?.parentSpanContext).toBeUndefined();
-    expect(failing?.status).toEqual({ code: 2, message: 'TypeError' });
+    expect(failing?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError' });
     expect(JSON.stringify(failing?.attributes)).not.toContain('4155550100');
     await provider.shutdown();
   });
