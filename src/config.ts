@@ -69,6 +69,12 @@ export const EnvSchema = z.object({
   SMS_MAX_PER_USER_PER_DAY: int(60, 1),
   /** unset → a quarter of LOCK_TTL_MS */
   SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).default('false'),
+  OTEL_TRACES_EXPORTER: optStr.pipe(z.enum(['otlp', 'none']).optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optStr.pipe(z.url().optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optStr.pipe(z.url().optional()),
+  OTEL_EXPORTER_OTLP_HEADERS: optStr,
+  OTEL_EXPORTER_OTLP_TIMEOUT: int(10000, 1),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -95,7 +101,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   bodyLimit: string;
   sms: SmsConfig;
+  tracing: TracingConfig;
 }
+
+/** Off unless an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is set. */
+export type TracingConfig =
+  | { exporter: 'none' }
+  | { exporter: 'otlp'; /** the full traces URL (…/v1/traces) */ url: string; headers: Record<string, string>; timeoutMs: number };
 
 export interface SmsConfig {
   primary: 'twilio' | 'fast2sms';
@@ -119,6 +131,36 @@ function embeddedSecret(dataDir: string): string {
   writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return secret;
+}
+
+/** `key=value,key2=value2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS is written. */
+function otlpHeaders(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (raw ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const eq = pair.indexOf('=');
+    const key = eq > 0 ? pair.slice(0, eq).trim() : '';
+    if (key === '') throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS: must be key=value pairs separated by commas');
+    try {
+      out[key] = decodeURIComponent(pair.slice(eq + 1).trim());
+    } catch {
+      throw new ConfigError(`OTEL_EXPORTER_OTLP_HEADERS: the value of ${key} is not URL-encoded correctly`);
+    }
+  }
+  return out;
+}
+
+function tracingConfig(e: Env): TracingConfig {
+  const endpointSet = e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+  const exporter = e.OTEL_SDK_DISABLED === 'true' ? 'none' : (e.OTEL_TRACES_EXPORTER ?? (endpointSet ? 'otlp' : 'none'));
+  if (exporter === 'none') return { exporter };
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  return {
+    exporter,
+    url: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base ?? 'http://localhost:4318'}/v1/traces`,
+    headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS),
+    timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
+  };
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -193,5 +235,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerIncident: e.SMS_MAX_PER_INCIDENT,
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
     },
+    tracing: tracingConfig(e),
   };
 }

@@ -3,6 +3,7 @@
  * The only module that knows every adapter. Shutdown runs in reverse order of start-up.
  */
 import { createServer, type Server } from 'node:http';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +31,8 @@ import { TwilioCarrier } from './sms/twilio.js';
 import type { Store } from './store/port.js';
 import { MongoStore } from './store/mongo/mongo-store.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
+import { tracerProviderFor } from './telemetry/provider.js';
+import { createTracing, type Tracing } from './telemetry/tracing.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
 import { Scheduler } from './worker/scheduler.js';
@@ -60,6 +63,8 @@ export interface Overrides {
   carrier?: Carrier;
   lock?: Lock;
   logger?: Logger;
+  /** traces go here instead of where config says (tests: an in-memory exporter); the caller shuts it down */
+  tracerProvider?: TracerProvider;
 }
 
 async function openStore(config: Config, log: Logger): Promise<Store> {
@@ -96,9 +101,9 @@ async function openLock(config: Config, log: Logger, store: Store): Promise<Lock
 }
 
 /** Console unless a carrier is configured; with both, the primary fails over to the other. */
-function chooseCarrier(config: Config, log: Logger, metrics: Metrics): Carrier {
+function chooseCarrier(config: Config, log: Logger, metrics: Metrics, tracing: Tracing): Carrier {
   const { twilio, fast2sms, primary, failover } = config.sms;
-  const t = twilio ? new TwilioCarrier(twilio) : undefined;
+  const t = twilio ? new TwilioCarrier({ ...twilio, tracing }) : undefined;
   const f = fast2sms ? new Fast2SmsCarrier(fast2sms) : undefined;
   if (t && f) {
     const [first, second] = primary === 'fast2sms' ? [f, t] : [t, f];
@@ -126,10 +131,17 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
   try {
     const store = await openStore(config, log);
     cleanups.push(() => store.close());
+    // built after the store so that it is shut down (its last spans flushed) just before the store closes
+    const ownProvider = o.tracerProvider ? undefined : tracerProviderFor(config.tracing);
+    if (ownProvider) {
+      cleanups.push(() => ownProvider.shutdown());
+      log.info({ exporter: config.tracing.exporter, url: config.tracing.exporter === 'otlp' ? config.tracing.url : undefined }, 'tracing on');
+    }
+    const tracing = createTracing(o.tracerProvider ?? ownProvider);
     metrics.observeStore(store);
     const lock = o.lock ?? (await openLock(config, log, store));
     cleanups.push(() => lock.close());
-    const carrier: Carrier = o.carrier ?? chooseCarrier(config, log, metrics);
+    const carrier: Carrier = o.carrier ?? chooseCarrier(config, log, metrics, tracing);
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
@@ -147,7 +159,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     });
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
     const smsBudget = new SmsBudget(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay }, { log, metrics });
-    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget);
+    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget, tracing);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
@@ -155,6 +167,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       incidents,
       metrics,
       log,
+      tracing,
       jwtSecret: config.jwtSecret,
       bodyLimit: config.bodyLimit,
       draining: () => draining,
@@ -192,7 +205,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       });
     });
 
-    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsBudget);
+    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsBudget, tracing);
     const sweeper = new Sweeper(store, lock, escalator, metrics, log, {
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
@@ -204,6 +217,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       maxInFlight: config.delivery.maxInFlight,
       leaseMs: config.delivery.leaseMs,
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
+      tracing,
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
     cleanups.push(() => scheduler.stop());

@@ -32,7 +32,7 @@ export class AllClear {
    * within what the SOS left of the per-incident cap, the person's first contacts first.
    * `personName` falls back to the name the timer was armed with.
    */
-  async complete(incident: Incident, personName?: string): Promise<{ created: number; superseded: number }> {
+  async complete(incident: Incident, personName?: string, traceparent?: string): Promise<{ created: number; superseded: number }> {
     const order = (await this.store.getContacts(incident.userId)).map((c) => c.id);
     const recipients = await this.smsBudget.allClearRecipients(incident, order);
     const body = allClearMessage({ personName: personName ?? incident.displayName });
@@ -45,6 +45,7 @@ export class AllClear {
         phone: d.phone,
         kind: 'all_clear' as const,
         body,
+        traceparent,
       })),
     );
     const superseded = await this.store.supersedePendingSos(incident.id);

@@ -10,6 +10,7 @@ import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus 
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { IdempotencyClaim, KeyedCommandResult, Store } from '../store/port.js';
+import { noTracing, type Tracing } from '../telemetry/tracing.js';
 import { timerView } from '../wire/views.js';
 import { AllClear } from './all-clear.js';
 import { nextCursor, type ChangePosition } from './cursor.js';
@@ -52,6 +53,8 @@ export class TimerService {
     private readonly metrics: Metrics,
     /** shared with the escalator */
     smsBudget: SmsBudget,
+    /** the request's trace is stored with the timer and the all-clear texts, to be continued later */
+    private readonly tracing: Tracing = noTracing(),
   ) {
     this.allClear = new AllClear(store, events, smsBudget);
   }
@@ -68,6 +71,7 @@ export class TimerService {
         locationName: input.locationName,
         location: input.location,
         displayName: caller.displayName,
+        traceparent: this.tracing.traceparent(),
       },
       idem,
     );
@@ -207,13 +211,13 @@ export class TimerService {
     for (let i = 0; i < 3; i++) {
       const d = decideIncident('false_alarm', incident.status);
       if (d.kind === 'noop') {
-        if (AllClear.owed(incident)) await this.allClear.complete(incident, caller.displayName);
+        if (AllClear.owed(incident)) await this.allClear.complete(incident, caller.displayName, this.tracing.traceparent());
         return { timer, incident };
       }
       if (d.kind === 'conflict') return { timer, incident }; // a moderator already closed it: nothing to undo
       const moved = await this.store.transitionIncident(incident.id, d.from, d.to, caller.userId);
       if (moved) {
-        await this.allClear.complete(moved, caller.displayName);
+        await this.allClear.complete(moved, caller.displayName, this.tracing.traceparent());
         return { timer, incident: moved };
       }
       this.metrics.casConflicts.inc({ command: 'false_alarm' });

@@ -40,6 +40,8 @@ export interface Delivery {
   maybeAccepted?: boolean;
   createdAt: Date;
   updatedAt: Date;
+  /** W3C traceparent of the escalation (or request) that queued it: each send continues that trace */
+  traceparent?: string;
 }
 
 export const deliveryKey = (incidentId: string, contactId: string, kind: DeliveryKind): string =>

@@ -43,6 +43,8 @@ export interface Timer {
   escalationAttempts?: number;
   /** the last escalation error */
   escalationError?: string;
+  /** W3C traceparent of the request that armed it: the escalation continues that trace */
+  traceparent?: string;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

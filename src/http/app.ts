@@ -3,12 +3,14 @@
  * It receives everything it needs; it knows no adapter.
  */
 import { randomUUID } from 'node:crypto';
+import { SpanStatusCode } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { IncidentService } from '../app/incidents.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
+import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
 import { adminOnly, bearer } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
@@ -21,6 +23,8 @@ export interface AppDeps {
   incidents: IncidentService;
   metrics: Metrics;
   log: Logger;
+  /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
+  tracing?: Tracing;
   jwtSecret: string;
   bodyLimit: string;
   /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
@@ -65,6 +69,30 @@ export function createApp(d: AppDeps): Express {
       }
     });
     next();
+  });
+
+  // A span per request, named by the route template; health and scrapes are not traced.
+  const tracing = d.tracing ?? noTracing();
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!tracing.enabled || req.path === '/metrics' || req.path === '/livez' || req.path === '/readyz') return next();
+    const span = tracing.startSpan(req.method, {
+      kind: SpanKind.SERVER,
+      parent: req.header('traceparent') ?? null,
+      attributes: { 'http.request.method': req.method, 'vigil.request_id': req.requestId },
+    });
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      const route = routeLabel(req, res);
+      span.updateName(`${req.method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode });
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    };
+    res.once('finish', end);
+    res.once('close', end);
+    tracing.run(span, next);
   });
 
   app.get('/livez', (_req, res) => {

@@ -14,9 +14,11 @@
  *
  * Nothing here logs: no body, number or credential leaves this file except in the request.
  */
+import { SpanStatusCode } from '@opentelemetry/api';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
 import type { AttemptResult } from '../domain/delivery.js';
+import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
 import type { Carrier, EarlierAttempts, OutgoingSms } from './port.js';
 
 export interface TwilioCarrierOptions {
@@ -30,6 +32,8 @@ export interface TwilioCarrierOptions {
   timeoutMs?: number;
   /** origin (optionally with a path prefix) that replaces `https://*.twilio.com`; default: none */
   baseUrl?: string;
+  /** each HTTP request is a client span under the active (send) span; default: none */
+  tracing?: Tracing;
 }
 
 /**
@@ -62,6 +66,7 @@ class VigilRequestClient extends twilio.RequestClient {
   constructor(
     private readonly deadlineMs: number,
     private readonly base: URL | undefined,
+    private readonly tracing: Tracing = noTracing(),
   ) {
     // autoRetry stays off: retries belong to the dispatcher, which backs off and dead-letters.
     // 64 sockets: more than the dispatcher's default 50 sends in flight, so no send waits
@@ -75,7 +80,17 @@ class VigilRequestClient extends twilio.RequestClient {
   }
 
   override request<TData>(opts: RequestClient.RequestOptions<TData>) {
-    return super.request({ ...opts, uri: this.rewrite(opts.uri) });
+    const uri = this.rewrite(opts.uri);
+    const method = opts.method.toUpperCase();
+    // named by the resource, never the URL: it holds the account SID and, for lookups, the number
+    const resource = new URL(uri).pathname.split('/').pop()?.replace(/\.json$/, '') ?? '';
+    const attributes = { 'http.request.method': method, 'server.address': new URL(uri).hostname };
+    return this.tracing.inSpan(`twilio ${method} ${resource}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const res = await super.request({ ...opts, uri });
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+      return res;
+    });
   }
 
   private rewrite(uri: string): string {
@@ -99,7 +114,7 @@ export class TwilioCarrier implements Carrier {
     const timeoutMs = opts.timeoutMs ?? 10_000;
     const base = opts.baseUrl === undefined ? undefined : new URL(opts.baseUrl);
     this.client = twilio(opts.accountSid, opts.authToken, {
-      httpClient: new VigilRequestClient(timeoutMs, base),
+      httpClient: new VigilRequestClient(timeoutMs, base, opts.tracing),
       // never let TWILIO_LOG_LEVEL=debug dump request details from inside the library
       logLevel: 'info',
     });

@@ -17,6 +17,8 @@ export interface NewTimer {
   locationName?: string;
   location?: GeoPoint;
   displayName?: string;
+  /** W3C traceparent to store with the timer (the escalation continues that trace) */
+  traceparent?: string;
 }
 
 export interface IdempotencyClaim {
@@ -40,6 +42,8 @@ export interface NewDelivery {
   phone: string;
   kind: DeliveryKind;
   body: string;
+  /** W3C traceparent to store with the delivery (each send continues that trace) */
+  traceparent?: string;
 }
 
 export interface ChangedSince {

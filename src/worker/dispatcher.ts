@@ -11,6 +11,7 @@
  * superseded instead of sent, and a claimed all-clear (never claimed while its contact's
  * SOS is pending or sending) goes only if that SOS went out or may have.
  */
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { allClearStep, attemptMayHaveBeenAccepted, deliveryKey, outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
 import { maskPhone } from '../domain/messages.js';
@@ -18,6 +19,7 @@ import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
 import type { Carrier, OutgoingSms } from '../sms/port.js';
 import type { Store } from '../store/port.js';
+import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
 
 export interface DispatchSettings {
   /** most sends in flight at once on this replica */
@@ -25,12 +27,15 @@ export interface DispatchSettings {
   /** how long a claimed delivery is ours before another dispatcher may retry it */
   leaseMs: number;
   retry: RetryPolicy;
+  /** each send continues the trace stored on its delivery; none when absent */
+  tracing?: Tracing;
 }
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   private ticking: Promise<number> | undefined;
   private stopped = false;
+  private readonly tracing: Tracing;
 
   constructor(
     private readonly store: Store,
@@ -40,7 +45,9 @@ export class Dispatcher {
     private readonly log: Logger,
     private readonly settings: DispatchSettings,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.tracing = settings.tracing ?? noTracing();
+  }
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
   tick(): Promise<number> {
@@ -107,7 +114,17 @@ export class Dispatcher {
     this.events.publish(deliveryEvent(done, maskPhone));
   }
 
-  private async sendOne(d: Delivery): Promise<void> {
+  private sendOne(d: Delivery): Promise<void> {
+    const attributes = { 'vigil.delivery.key': d.key, 'vigil.incident.id': d.incidentId, 'vigil.delivery.kind': d.kind, 'vigil.delivery.attempt': d.attempts };
+    return this.tracing.inSpan('vigil.sms.send', { kind: SpanKind.CONSUMER, parent: d.traceparent ?? null, attributes }, (span) =>
+      this.sendTraced(d, (status) => {
+        span.setAttribute('vigil.delivery.outcome', status);
+        if (status === 'failed' || status === 'dead') span.setStatus({ code: SpanStatusCode.ERROR, message: status });
+      }),
+    );
+  }
+
+  private async sendTraced(d: Delivery, traceOutcome: (status: string) => void): Promise<void> {
     try {
       const held = await this.hold(d);
       if (held) return await this.notSent(d, held);
@@ -135,6 +152,7 @@ export class Dispatcher {
         maybeAccepted: !result.ok && attemptMayHaveBeenAccepted(result),
       });
       this.metrics.deliveries.inc({ carrier: result.carrier, outcome: o.status === 'pending' ? 'retry' : o.status });
+      traceOutcome(o.status);
       if (!recorded) {
         this.metrics.casConflicts.inc({ command: 'record_attempt' });
         this.log.warn({ delivery: d.key, attempt: d.attempts }, 'delivery lease lost before the outcome was recorded');

@@ -16,6 +16,7 @@ import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { noTracing, type Tracing } from '../telemetry/tracing.js';
 
 export class Escalator {
   private readonly allClear: AllClear;
@@ -27,6 +28,8 @@ export class Escalator {
     private readonly log: Logger,
     /** shared with the timer service */
     private readonly smsBudget: SmsBudget,
+    /** the escalation continues the trace of the request that armed the timer; its deliveries carry it on */
+    private readonly tracing: Tracing = noTracing(),
   ) {
     this.allClear = new AllClear(store, events, smsBudget);
   }
@@ -54,6 +57,12 @@ export class Escalator {
   }
 
   async escalate(timer: Timer, fence: number): Promise<void> {
+    await this.tracing.inSpan('vigil.escalate', { parent: timer.traceparent ?? null, attributes: { 'vigil.timer.id': timer.id, 'vigil.fence': fence } }, () =>
+      this.escalateTraced(timer, fence),
+    );
+  }
+
+  private async escalateTraced(timer: Timer, fence: number): Promise<void> {
     const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const all = await this.store.getContacts(timer.userId);
@@ -66,7 +75,7 @@ export class Escalator {
     });
     await this.store.addDeliveries(
       incident,
-      contacts.map((c) => ({ key: deliveryKey(incident.id, c.id, 'sos'), contactId: c.id, contactName: c.name, phone: c.phone, kind: 'sos' as const, body })),
+      contacts.map((c) => ({ key: deliveryKey(incident.id, c.id, 'sos'), contactId: c.id, contactName: c.name, phone: c.phone, kind: 'sos' as const, body, traceparent: this.tracing.traceparent() })),
     );
     this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
     this.events.publish(sosEvent(incident));

@@ -18,6 +18,7 @@ import { incidentCases } from './store-contract-incidents.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { timerCases } from './store-contract-timers.js';
+import { traceCases } from './store-contract-trace.js';
 
 export type { ContractOptions, StoreFixture } from './store-contract-helpers.js';
 
@@ -75,6 +76,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     outboxCases(ctx);
     raceCases(ctx);
     commandCases(ctx);
+    traceCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

@@ -33,6 +33,7 @@ export async function addDeliveries(ctx: Ctx, incident: Incident, list: NewDeliv
       nextAttemptAt: now,
       createdAt: now,
       updatedAt: now,
+      ...(d.traceparent === undefined ? {} : { traceparent: d.traceparent }),
     }));
     try {
       await ctx.m.deliveries.insertMany(docs, insertOptions(ctx, false));

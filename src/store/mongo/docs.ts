@@ -26,6 +26,7 @@ export function toTimer(d: TimerDoc): Timer {
     expiredByFence: d.expiredByFence,
     escalationAttempts: d.escalationAttempts,
     escalationError: d.escalationError,
+    traceparent: d.traceparent,
   });
 }
 
@@ -70,6 +71,7 @@ export function toDelivery(d: DeliveryDoc): Delivery {
     maybeAccepted: d.maybeAccepted === true ? true : undefined,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
+    traceparent: d.traceparent,
   });
 }
 

@@ -23,6 +23,7 @@ export interface TimerRow {
   expired_by_fence: number | null;
   escalation_attempts: number;
   escalation_error: string | null;
+  traceparent: string | null;
 }
 
 export interface IncidentRow {
@@ -64,6 +65,7 @@ export interface DeliveryRow {
   created_at: number;
   updated_at: number;
   maybe_accepted: number;
+  traceparent: string | null;
 }
 
 export interface ContactRow {
@@ -94,6 +96,7 @@ export function toTimer(r: TimerRow): Timer {
     expiredByFence: opt(r.expired_by_fence),
     escalationAttempts: r.escalation_attempts > 0 ? r.escalation_attempts : undefined,
     escalationError: opt(r.escalation_error),
+    traceparent: opt(r.traceparent),
   });
 }
 
@@ -138,6 +141,7 @@ export function toDelivery(r: DeliveryRow): Delivery {
     maybeAccepted: r.maybe_accepted === 1 ? true : undefined,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    traceparent: opt(r.traceparent),
   });
 }
 

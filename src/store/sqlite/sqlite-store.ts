@@ -153,6 +153,7 @@ export class SqliteStore implements Store {
         lat: t.location?.lat ?? null,
         lng: t.location?.lng ?? null,
         displayName: t.displayName ?? null,
+        traceparent: t.traceparent ?? null,
       }) as TimerRow;
       if (idem) this.st.idempotencyInsert.run(t.userId, idem.key, idem.fingerprint, t.id, now);
       return { kind: 'created', timer: toTimer(row) };
@@ -339,7 +340,7 @@ export class SqliteStore implements Store {
     const now = this.clock();
     this.db
       .transaction(() => {
-        for (const d of list) this.st.deliveryInsert.run({ ...d, incidentId: incident.id, userId: incident.userId, now });
+        for (const d of list) this.st.deliveryInsert.run({ ...d, incidentId: incident.id, userId: incident.userId, now, traceparent: d.traceparent ?? null });
       })
       .immediate();
     const rows = this.st.deliveriesOfIncident.all(incident.id) as DeliveryRow[];

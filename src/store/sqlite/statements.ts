@@ -17,8 +17,8 @@ export const SQL = Object.freeze({
   timerById: 'SELECT * FROM timers WHERE id = ?',
   timerByIdAndUser: 'SELECT * FROM timers WHERE id = ? AND user_id = ?',
   liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
-  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name)
-    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName) RETURNING *`,
+  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name, traceparent)
+    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName, @traceparent) RETURNING *`,
   // one fixed statement per filter combination, so each keeps its index
   timersNewest: 'SELECT * FROM timers WHERE user_id = @userId ORDER BY started_at DESC, id DESC LIMIT @limit',
   timersNewestByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status ORDER BY started_at DESC, id DESC LIMIT @limit',
@@ -74,8 +74,8 @@ export const SQL = Object.freeze({
   incidentAllClearDone: "UPDATE incidents SET all_clear = 'done', updated_at = store_now() WHERE id = ? AND all_clear = 'pending'",
 
   // ── deliveries ──────────────────────────────────────────────────────────────
-  deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
-    VALUES (@key, @incidentId, @userId, @contactId, @contactName, @phone, @kind, @body, 'pending', 0, @now, @now, @now)
+  deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at, traceparent)
+    VALUES (@key, @incidentId, @userId, @contactId, @contactName, @phone, @kind, @body, 'pending', 0, @now, @now, @now, @traceparent)
     ON CONFLICT DO NOTHING`,
   deliveriesOfIncident: 'SELECT * FROM deliveries WHERE incident_id = ? ORDER BY created_at, key',
   // ?: JSON array of incident ids
