@@ -236,5 +236,12 @@ export function itWithConcurrentCas(reg: ScenarioRegistry, title: string, o: { t
  */
 export const sized = (b: StoreBackend, full: number, scanning: number): number => (b.scansCollections ? scanning : full);
 
+/**
+ * How long to wait for `n` units of work: `perItemMs` each, never less than `floorMs`.
+ * The allowances are for a loaded 2-core machine shared with other work: a budget is a
+ * deadline for "this is stuck", not a speed requirement.
+ */
+export const budget = (n: number, perItemMs: number, floorMs: number): number => Math.max(floorMs, Math.ceil(n * perItemMs));
+
 /** A polling interval, no shorter than the backend allows (each poll of a scanning server reads every record). */
 export const pollEvery = (b: StoreBackend, ms: number): number => Math.max(ms, b.minPollMs);
