@@ -12,14 +12,13 @@ import { expect, it } from 'vitest';
 import type { Cluster } from '../helpers/cluster.js';
 import type { Progress, Tally } from '../helpers/cluster-store.js';
 import { eventually } from '../helpers/vigil.js';
-import { allSweeps, at, budget, itWithConcurrentCas, linesWith, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type Scenario, type ScenarioRegistry } from './harness.js';
+import { allSweeps, at, budget, FLOOR_MS, itWithConcurrentCas, linesWith, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type Scenario, type ScenarioRegistry } from './harness.js';
 
 const LOCK_KEY = 'vigil:lock:vigil:sweep';
 
 /** Per-item allowances of the waits below, with their floors (see `budget`). */
 const PER_TIMER_MS = 40;
 const PER_LOG_KEY_MS = 10;
-const FLOOR_MS = 30_000;
 /** a case's own limit: above the sum of its budgets, so a stuck wait fails with its own message */
 const CASE_TIMEOUT_MS = 300_000;
 

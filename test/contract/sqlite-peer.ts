@@ -84,7 +84,10 @@ export class SqliteWorkerPeer implements RacePeer {
     const { state, startAt } = gateViews(this.gate);
     const giveUp = Date.now() + GATE_TIMEOUT_MS;
     while (Atomics.load(state, 0) !== GATE.arrived) {
-      if (Date.now() > giveUp) throw new Error(`the peer worker did not reach the start gate within ${GATE_TIMEOUT_MS}ms`);
+      if (Date.now() > giveUp) {
+        theirs.catch(() => undefined); // its failure, if any, is this one
+        throw new Error(`the peer worker did not reach the start gate within ${GATE_TIMEOUT_MS}ms`);
+      }
       Atomics.wait(state, 0, GATE.idle, 50);
     }
     const at = process.hrtime.bigint() + LEAD_NS;
