@@ -179,8 +179,8 @@ export function pauseHolder(reg: ScenarioRegistry): void {
       await sleep(5 + Math.random() * 30); // land on another moment of its sweep
     }
     const stoppedAt = Date.now();
-    let lateContacts = 0;
-    let takerFence = 0;
+    let lateContacts: number | undefined;
+    let takerFence: number | undefined;
     try {
       // work only another replica can do while the holder is frozen, whatever is left of the first batch
       lateContacts = (await s.store.seedTimers({ count: LATE, expiresAt: Date.now() - 1000, prefix: 'late-' })).contacts;

@@ -8,8 +8,9 @@
  * store and the other through `peer` (its own connection to the same database, on its own
  * thread where the driver is synchronous) when given, else through the same store, and
  * skip with the stated reason when `opts.racesUnsupported` is set. Cases that need time to
- * pass move the fixture's clock (`passTime`) when it has one, else wait for the store's. Other cases a
- * server cannot run are listed in `opts.skip` as "<group> › <case title>" with the reason.
+ * pass move the fixture's clock (`passTime`) when it has one, else wait for the store's.
+ * Other cases a server cannot run are listed in `opts.skip` as "<group> › <case title>"
+ * with the reason.
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
 import { deliveryCases } from './store-contract-deliveries.js';
