@@ -203,7 +203,8 @@ export function pauseHolder(reg: ScenarioRegistry): void {
     }
     const stoppedMs = Date.now() - stoppedAt;
 
-    await settled(s, N + LATE, contacts + lateContacts);
+    const allContacts = contacts + lateContacts;
+    await settled(s, N + LATE, allContacts);
     // the stale holder woke up, finished what it had claimed and logged its sweep
     const staleSweep = await eventually(async () => c.sweeps(h).find((x) => x.fence === stale), `the sweep line of fence ${stale}`, FLOOR_MS);
     const takers = allSweeps(c).filter((x) => x.fence > stale && x.claimed > 0).map((x) => x.replica);
@@ -217,7 +218,7 @@ export function pauseHolder(reg: ScenarioRegistry): void {
     expect(fences.some((f) => f.fence !== null && f.fence > stale)).toBe(true);
     // and so does its log: it could not extend, so it claimed nothing more
     expect(staleSweep.lostLease).toBe(true);
-    expect(smsPerKey(c).size).toBe(contacts);
+    expect(smsPerKey(c).size).toBe(allContacts);
   });
 }
 
