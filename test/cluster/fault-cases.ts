@@ -12,12 +12,18 @@ import { expect, it } from 'vitest';
 import type { Cluster } from '../helpers/cluster.js';
 import type { Progress, Tally } from '../helpers/cluster-store.js';
 import { eventually } from '../helpers/vigil.js';
-import { allSweeps, at, itWithConcurrentCas, linesWith, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type Scenario, type ScenarioRegistry } from './harness.js';
+import { allSweeps, at, budget, FLOOR_MS, itWithConcurrentCas, linesWith, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type Scenario, type ScenarioRegistry } from './harness.js';
 
 const LOCK_KEY = 'vigil:lock:{vigil:sweep}';
 
+/** Per-item allowances of the waits below, with their floors (see `budget`). */
+const PER_TIMER_MS = 40;
+const PER_LOG_KEY_MS = 10;
+/** a case's own limit: above the sum of its budgets, so a stuck wait fails with its own message */
+const CASE_TIMEOUT_MS = 300_000;
+
 /** Wait until every timer is escalated and every SOS delivery is sent; then check exactly-once. */
-async function settled(s: Scenario, timers: number, contacts: number, timeoutMs = 60_000): Promise<Tally> {
+async function settled(s: Scenario, timers: number, contacts: number, timeoutMs = budget(timers, PER_TIMER_MS, 60_000)): Promise<Tally> {
   const { cluster: c, store } = s;
   let last: Progress | undefined;
   await eventually(
@@ -35,8 +41,8 @@ async function settled(s: Scenario, timers: number, contacts: number, timeoutMs 
   expect(t).toMatchObject({ timers, expired: timers, live: 0, done: timers, pending: 0, incidents: timers, incidentTimers: timers, strayDeliveries: 0, fenceMismatches: 0 });
   expect(t).toMatchObject({ expectedDeliveries: contacts, deliveries: contacts, deliveryPairs: contacts, sent: contacts });
   // the logs trail the store: wait for every SMS line and every sweep line before reading them
-  await eventually(async () => smsPerKey(c).size === contacts, `${contacts} delivery keys in the carrier logs`, 15_000);
-  await eventually(async () => sweepsLogged(c), 'the sweep lines of every sweep that did work', 15_000);
+  await eventually(async () => smsPerKey(c).size === contacts, `${contacts} delivery keys in the carrier logs`, budget(contacts, PER_LOG_KEY_MS, FLOOR_MS));
+  await eventually(async () => sweepsLogged(c), 'the sweep lines of every sweep that did work', FLOOR_MS);
   return t;
 }
 
@@ -60,14 +66,14 @@ async function midSweep(s: Scenario, count: number) {
       return h === undefined ? undefined : { ...seeded, holder: h, fence, progress };
     },
     'a sweep under way',
-    30_000,
+    budget(count, PER_TIMER_MS / 2, FLOOR_MS),
     pollEvery(s.backend, 20),
   );
 }
 
 /** Scenario 2: kill -9 of the lock holder mid-sweep. */
 export function killHolder(reg: ScenarioRegistry): void {
-  it('kill -9 of the lock holder mid-sweep: the others take over after the lease and escalate everything once', { timeout: 120_000 }, async () => {
+  it('kill -9 of the lock holder mid-sweep: the others take over after the lease and escalate everything once', { timeout: CASE_TIMEOUT_MS }, async () => {
     const TTL = 3000;
     // on a scanning server a batch of 50 would outlast a third of the TTL (the lease is extended between batches)
     const batch = sized(reg.backend, 50, 5);
@@ -106,7 +112,7 @@ export function killHolder(reg: ScenarioRegistry): void {
 
 /** SIGTERM of the holder mid-sweep: graceful exit, the lock released on the way out. */
 export function termHolder(reg: ScenarioRegistry): void {
-  it('SIGTERM of the holder mid-sweep: it exits 0 with nothing it claimed left pending and the lock released, not left to lapse', { timeout: 120_000 }, async () => {
+  it('SIGTERM of the holder mid-sweep: it exits 0 with nothing it claimed left pending and the lock released, not left to lapse', { timeout: CASE_TIMEOUT_MS }, async () => {
     const TTL = 10_000; // long: a lock still held after the exit would show for seconds
     const batch = sized(reg.backend, 50, 5);
     const s = await reg.start({ env: { SWEEP_BATCH_SIZE: String(batch), SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL) } });
@@ -147,77 +153,104 @@ export function termHolder(reg: ScenarioRegistry): void {
  * on concurrent CAS.
  */
 export function pauseHolder(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'SIGSTOP of the holder past its lease, another takes over, SIGCONT: the stale holder is recognised; still exactly once', { timeout: 120_000 }, async () => {
+  itWithConcurrentCas(reg, 'SIGSTOP of the holder past its lease, another takes over, SIGCONT: the stale holder is recognised; still exactly once', { timeout: CASE_TIMEOUT_MS }, async () => {
     const TTL = 2000;
     const s = await reg.start({ env: { SWEEP_BATCH_SIZE: '50', SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL) } });
     const c = s.cluster;
     const N = 2000;
-    const { holder: h, fence: stale, contacts } = await midSweep(s, N);
-    // Freeze it between two writes. Frozen inside one, it would keep the SQLite file's write
-    // lock and freeze every replica sharing the file (an artefact of the shared-file store;
-    // MongoDB has no such lock): resume and try again a moment later.
+    const LATE = 200;
+    const { holder: h, contacts } = await midSweep(s, N);
+    // Freeze it between two writes and while it holds the lock. Frozen inside a write, it
+    // would keep the SQLite file's write lock and freeze every replica sharing the file (an
+    // artefact of the shared-file store; MongoDB has no such lock); between two sweeps it
+    // holds no lease to lose. Either way: resume and try again a moment later.
     let attempts = 0;
+    let stale = 0;
     for (;;) {
       attempts++;
       await c.kill(h, 'SIGSTOP');
-      if (await s.store.writersFree(300)) break;
+      if ((await s.store.writersFree(300)) && (await holder(c, s.redisGet)) === h) {
+        // h holds the lock, so the fence counter is still at h's own acquisition
+        stale = Number(await s.redisGet(`${LOCK_KEY}:fence`));
+        break;
+      }
       await c.kill(h, 'SIGCONT');
-      if (attempts >= 50) throw new Error('could not pause the holder outside a write 50 times in a row');
-      await sleep(5 + Math.random() * 30);
+      if (attempts >= 50) throw new Error('could not pause the holder outside a write and under its lease 50 times in a row');
+      await sleep(5 + Math.random() * 30); // land on another moment of its sweep
     }
     const stoppedAt = Date.now();
-    let taker = -1;
+    let lateContacts: number | undefined;
+    let takerFence: number | undefined;
     try {
-      // the lease lapses; another replica's tick takes the lock
-      taker = await eventually(async () => {
-        const now = await holder(c, s.redisGet);
-        return now !== undefined && now !== h ? now : undefined;
-      }, 'another replica holding the lock', 15_000, 20);
-      await sleep(500); // let the taker work while the stale holder is still frozen
+      // work only another replica can do while the holder is frozen, whatever is left of the first batch
+      lateContacts = (await s.store.seedTimers({ count: LATE, expiresAt: Date.now() - 1000, prefix: 'late-' })).contacts;
+      // The lease lapses and another replica's tick takes the lock. Seen in the fence counter,
+      // which only an acquisition moves: the lock key itself is held only while a sweep runs
+      // (released after each), so sampling it misses a taker whose sweep is short.
+      takerFence = await eventually(
+        async () => {
+          const f = Number(await s.redisGet(`${LOCK_KEY}:fence`));
+          return f > stale ? f : undefined;
+        },
+        `another replica taking the lock (the fence counter moving past ${stale})`,
+        TTL + FLOOR_MS,
+        20,
+      );
+      // let the taker work while the stale holder is still frozen
+      await eventually(async () => (await s.store.incidentsAboveFence(stale)) > 0, `an incident opened under a fence above ${stale} while ${c.id(h)} is frozen`, FLOOR_MS, pollEvery(s.backend, 20));
     } finally {
       await c.kill(h, 'SIGCONT');
     }
     const stoppedMs = Date.now() - stoppedAt;
-    const takerFence = Number(await s.redisGet(`${LOCK_KEY}:fence`));
 
-    await settled(s, N, contacts);
+    const allContacts = contacts + lateContacts;
+    await settled(s, N + LATE, allContacts);
     // the stale holder woke up, finished what it had claimed and logged its sweep
-    const staleSweep = await eventually(async () => c.sweeps(h).find((x) => x.fence === stale), `the sweep line of fence ${stale}`, 10_000);
+    const staleSweep = await eventually(async () => c.sweeps(h).find((x) => x.fence === stale), `the sweep line of fence ${stale}`, FLOOR_MS);
+    const takers = allSweeps(c).filter((x) => x.fence > stale && x.claimed > 0).map((x) => x.replica);
     const { timers: fences, incidents: incidentFences } = await s.store.fences();
     console.log(
-      `[SIGSTOP ${reg.backend.name}] ${c.id(h)} (fence ${stale}) stopped ${stoppedMs} ms (TTL ${TTL}; paused outside a write at attempt ${attempts}); ${c.id(taker)} took over (fence now ${takerFence}); ` +
+      `[SIGSTOP ${reg.backend.name}] ${c.id(h)} (fence ${stale}) stopped ${stoppedMs} ms (TTL ${TTL}; paused outside a write at attempt ${attempts}); first fence after it ${takerFence}, later sweeps that claimed by ${[...new Set(takers)].join(',')}; ` +
         `stale sweep: claimed ${staleSweep.claimed}, lostLease ${staleSweep.lostLease}; timers by expiring fence ${JSON.stringify(fences)}; incidents by fence ${JSON.stringify(incidentFences)}`,
     );
     // the data tells the stale holder apart: later holders wrote with higher fences
-    expect(takerFence).toBeGreaterThan(stale);
+    expect(takers.some((r) => r !== c.id(h))).toBe(true);
     expect(fences.some((f) => f.fence !== null && f.fence > stale)).toBe(true);
     // and so does its log: it could not extend, so it claimed nothing more
     expect(staleSweep.lostLease).toBe(true);
-    expect(smsPerKey(c).size).toBe(contacts);
+    expect(smsPerKey(c).size).toBe(allContacts);
   });
 }
 
 /** Scenario 4: Redis stopped mid-run and started again. Every replica sweeps without the lock meanwhile, so it relies on concurrent CAS. */
 export function redisOutage(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'Redis stopped mid-run and started again: sweeping continues without the lock, nothing lost, nothing twice', { timeout: 120_000 }, async () => {
+  itWithConcurrentCas(reg, 'Redis stopped mid-run and started again: sweeping continues without the lock, nothing lost, nothing twice', { timeout: CASE_TIMEOUT_MS }, async () => {
     const s = await reg.start({ env: { LOCK_TTL_MS: '3000' } });
     const c = s.cluster;
     const N = 300;
     const start = Date.now();
     // due one every 30 ms over 9 s
     const { contacts } = await s.store.seedTimers({ count: N, expiresAt: (i) => start + 1000 + i * 30 });
-    await sleep(2500);
+    await eventually(async () => (await s.store.progress()).incidents > 0, 'sweeping under the lock under way', FLOOR_MS, pollEvery(s.backend, 50));
 
     await s.redis.stop();
     const downAt = Date.now();
+    // Redis stays down until the outage has shown what it must: every replica reporting the
+    // lock unavailable and sweeping without it, escalating meanwhile
     const unavailable = new Set<string>();
-    while (Date.now() - downAt < 4000) {
-      for (let i = 0; i < c.size; i++) {
-        const text = await c.metrics(i);
-        if (/^vigil_lock_unavailable\{[^}]*\} 1$/m.test(text)) unavailable.add(c.id(i));
-      }
-      await sleep(250);
-    }
+    await eventually(
+      async () => {
+        for (let i = 0; i < c.size; i++) {
+          const text = await c.metrics(i);
+          if (/^vigil_lock_unavailable\{[^}]*\} 1$/m.test(text)) unavailable.add(c.id(i));
+        }
+        const sweptWithout = allSweeps(c).some((x) => x.outcome === 'swept_without_lock' && x.startedAt >= downAt);
+        return unavailable.size === c.size && sweptWithout && (await s.store.incidentsCreatedBetween(downAt, Date.now())) > 0;
+      },
+      'every replica sweeping without the lock, escalating, while Redis is down',
+      FLOOR_MS,
+      250,
+    );
     const duringOutage = await s.store.progress();
     await s.redis.start();
     const upAt = Date.now();
@@ -228,12 +261,12 @@ export function redisOutage(reg: ScenarioRegistry): void {
     const sweptAfter = await eventually(
       async () => allSweeps(c).filter((x) => x.outcome === 'swept' && x.startedAt > upAt).length || undefined,
       'a sweep under the lock after Redis came back',
-      15_000,
+      FLOOR_MS,
     );
     const back = await eventually(async () => {
       const texts = await Promise.all(Array.from({ length: c.size }, (_, i) => c.metrics(i)));
       return texts.every((t) => /^vigil_lock_unavailable\{[^}]*\} 0$/m.test(t));
-    }, 'vigil_lock_unavailable back to 0 everywhere', 15_000);
+    }, 'vigil_lock_unavailable back to 0 everywhere', FLOOR_MS);
     const byReplica: Record<string, number> = {};
     for (const x of without) byReplica[x.replica] = (byReplica[x.replica] ?? 0) + x.claimed;
     console.log(
@@ -252,7 +285,7 @@ export function redisOutage(reg: ScenarioRegistry): void {
 
 /** Scenario 5: every replica its own LOCK_NAME, so all three sweep at once: exactly once rests on the store's CAS alone. */
 export function concurrentSweepers(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'two replicas forced to sweep at once (each its own LOCK_NAME): 1000 timers still escalate exactly once', { timeout: 120_000 }, async () => {
+  itWithConcurrentCas(reg, 'two replicas forced to sweep at once (each its own LOCK_NAME): 1000 timers still escalate exactly once', { timeout: CASE_TIMEOUT_MS }, async () => {
     // configuration of the test, not a switch: each replica locks a name of its own
     const s = await reg.start({ env: (i) => ({ LOCK_NAME: `vigil:sweep:${i + 1}`, SWEEP_BATCH_SIZE: '50', SWEEP_CONCURRENCY: '4' }) });
     const c = s.cluster;

@@ -236,5 +236,24 @@ export function itWithConcurrentCas(reg: ScenarioRegistry, title: string, o: { t
  */
 export const sized = (b: StoreBackend, full: number, scanning: number): number => (b.scansCollections ? scanning : full);
 
+/**
+ * How long to wait for `n` units of work: `perItemMs` each, never less than `floorMs`.
+ * The allowances are for a loaded 2-core machine shared with other work: a budget is a
+ * deadline for "this is stuck", not a speed requirement.
+ */
+export const budget = (n: number, perItemMs: number, floorMs: number): number => Math.max(floorMs, Math.ceil(n * perItemMs));
+
+/** Floor of every wait in the cluster cases: what a loaded 2-core machine may need for anything. */
+export const FLOOR_MS = 30_000;
+
+/** Until some replica has started a sweep after `since`: a tick has passed since then. */
+export async function aTickAfter(c: Cluster, since: number): Promise<void> {
+  const until = Date.now() + FLOOR_MS;
+  while (!allSweeps(c).some((x) => x.startedAt > since)) {
+    if (Date.now() > until) throw new Error(`no sweep started within ${FLOOR_MS} ms after ${new Date(since).toISOString()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** A polling interval, no shorter than the backend allows (each poll of a scanning server reads every record). */
 export const pollEvery = (b: StoreBackend, ms: number): number => Math.max(ms, b.minPollMs);

@@ -2,10 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { lockContract } from './lock-contract.js';
 
-// One process has one lock: "another replica" is the same instance.
+// One process has one lock: "another replica" is the same instance. Its clock is the test's.
 lockContract('InProcessLock', async () => {
-  const lock = new InProcessLock();
-  return { lock, other: async () => lock, cleanup: () => lock.close() };
+  let now = Date.now();
+  const lock = new InProcessLock(() => now);
+  return {
+    lock,
+    other: async () => lock,
+    passTime: (ms) => {
+      now += ms;
+    },
+    cleanup: () => lock.close(),
+  };
 });
 
 describe('InProcessLock fences across a restart', () => {

@@ -12,6 +12,7 @@ import { ServerClock } from '../../src/store/mongo/clock.js';
 import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
 import { freePort } from '../helpers/net.js';
+import { inProcessPeer } from './race-steps.js';
 import { storeContract, type ContractOptions } from './store-contract.js';
 import { armDue, newDeliveries, openedIncident } from './store-contract-helpers.js';
 
@@ -34,7 +35,7 @@ async function fresh(extra: Partial<MongoStoreOptions> = {}) {
   const store = await open();
   return {
     store,
-    peer: open,
+    peer: async () => inProcessPeer(await open()),
     cleanup: async () => {
       await store.close();
       await admin.useDb(dbName, { useCache: false }).dropDatabase();

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { receiptFrom } from '../../src/domain/delivery.js';
 import type { Store } from '../../src/store/port.js';
-import { at, newDeliveries, openedIncident, untilAfter, type ContractContext } from './store-contract-helpers.js';
+import { at, newDeliveries, openedIncident, type ContractContext } from './store-contract-helpers.js';
 
 const LEASE = 60_000;
 
@@ -89,7 +89,7 @@ export function deliveryCases(ctx: ContractContext): void {
       const [first] = await store.claimDeliveries(10, 50);
       if (!first?.leaseUntil) throw new Error('claim failed');
       expect(await store.claimDeliveries(10, 50)).toEqual([]);
-      await untilAfter(store, at(first.leaseUntil, 70));
+      await ctx.passTime(at(first.leaseUntil, 70));
       const [second] = await store.claimDeliveries(10, LEASE);
       expect(second).toMatchObject({ key: list[0]?.key, status: 'sending', attempts: 2 });
       const ok = { status: 'sent' as const, carrier: 'twilio', providerMessageId: 'SM1' };
@@ -109,7 +109,7 @@ export function deliveryCases(ctx: ContractContext): void {
       const pending = await store.recordAttempt(d.key, 1, { status: 'pending', carrier: 'twilio', error: 'timeout', nextAttemptAt });
       expect(pending).toMatchObject({ status: 'pending', lastError: 'timeout', nextAttemptAt, attempts: 1 });
       expect(await store.claimDeliveries(10, LEASE)).toEqual([]);
-      await untilAfter(store, nextAttemptAt);
+      await ctx.passTime(nextAttemptAt);
       const again = await store.claimDeliveries(10, LEASE);
       expect(again.map((x) => [x.key, x.attempts])).toEqual([[d.key, 2]]);
     });
@@ -124,7 +124,7 @@ export function deliveryCases(ctx: ContractContext): void {
         lastError: 'invalid_number',
       });
       expect(await store.recordAttempt(b.key, 1, { status: 'dead', carrier: 'twilio', error: 'timeout' })).toMatchObject({ status: 'dead' });
-      await untilAfter(store, at(await store.now(), 70));
+      await ctx.passTime(at(await store.now(), 70));
       expect(await store.claimDeliveries(10, LEASE)).toEqual([]);
     });
 

@@ -5,11 +5,17 @@ import { deliveryKey } from '../../src/domain/delivery.js';
 import type { Incident } from '../../src/domain/incident.js';
 import type { Timer } from '../../src/domain/timer.js';
 import type { NewDelivery, NewTimer, Store } from '../../src/store/port.js';
+import type { RacePeer } from './race-steps.js';
 
 export interface StoreFixture {
   store: Store;
-  /** a second, independent connection to the SAME database (another process's view) */
-  peer?: () => Promise<Store>;
+  /** the other side of race cases: its own connection to the SAME database (another process's view) */
+  peer?: () => Promise<RacePeer>;
+  /**
+   * Move the store's clock strictly past `t`, for stores built on an injected clock.
+   * Without it the contract waits for the store's own clock to get there.
+   */
+  passTime?: (t: Date) => void;
   cleanup: () => Promise<void>;
 }
 
@@ -34,13 +40,15 @@ export interface ContractContext {
   /** declare a case (skipped with its reason when listed in `opts.skip`) */
   it: CaseIt;
   store(): Store;
-  /** another connection to the same database when the adapter offers one, else the same store */
-  peer(): Promise<Store>;
+  /** the adapter's race peer, else one over the test's own store */
+  peer(): Promise<RacePeer>;
+  /** until the store's clock is strictly after `t`: moved there when the fixture can, else waited for */
+  passTime(t: Date): Promise<void>;
 }
 
 export const at = (d: Date, ms: number): Date => new Date(d.getTime() + ms);
 
-/** Wait (real time) until the store's clock has passed `t`. */
+/** Wait (real time) until the store's clock has passed `t`: for stores whose clock is the server's. */
 export async function untilAfter(store: Store, t: Date, maxWaitMs = 10_000): Promise<void> {
   const giveUp = Date.now() + maxWaitMs;
   while ((await store.now()).getTime() <= t.getTime()) {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import type { Contact } from '../../src/domain/contact.js';
-import { arm, openedIncident, untilAfter, type ContractContext } from './store-contract-helpers.js';
+import { arm, openedIncident, type ContractContext } from './store-contract-helpers.js';
 
 export function incidentCases(ctx: ContractContext): void {
   const it = ctx.it;
@@ -49,7 +49,7 @@ export function incidentCases(ctx: ContractContext): void {
       const a = (await openedIncident(store)).incident;
       const b = (await openedIncident(store)).incident;
       const latest = new Date(Math.max(a.updatedAt.getTime(), b.updatedAt.getTime()));
-      await untilAfter(store, latest);
+      await ctx.passTime(latest);
       const acked = await store.transitionIncident(a.id, ['active'], 'acknowledged', 'mod1');
       if (!acked) throw new Error('ack failed');
       expect((await store.listIncidents()).map((i) => i.id).sort()).toEqual([a.id, b.id].sort());

@@ -1,15 +1,18 @@
 /**
- * Race cases: many concurrent compare-and-swaps on one database, through two
- * connections when the adapter offers a peer. Skipped, with the reason in the test
- * name, on adapters that cannot make CAS atomic (FerretDB v1).
+ * Race cases: compare-and-swaps from two connections on one database at the same moment,
+ * one side on the test's store and the other on the adapter's race peer (its own thread
+ * when the driver is synchronous, see ./sqlite-peer.ts). Each case checks the outcome
+ * only a working CAS gives, and, when the peer truly runs in parallel, that both sides
+ * won some of the trials: a race one side always wins did not happen, and its test could
+ * not fail. Skipped, with the reason in the test name, on adapters that cannot make CAS
+ * atomic (FerretDB v1).
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Timer } from '../../src/domain/timer.js';
 import type { NewTimer, Store } from '../../src/store/port.js';
-import { arm, armDue, at, countBy, newTimer, shuffle, untilAfter, type ContractContext } from './store-contract-helpers.js';
-
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { runStep, type Claim, type RacePeer } from './race-steps.js';
+import { arm, armDue, at, countBy, newTimer, shuffle, type ContractContext } from './store-contract-helpers.js';
 
 async function inChunks<T>(xs: readonly T[], size: number, fn: (x: T) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < xs.length; i += size) await Promise.all(xs.slice(i, i + size).map(fn));
@@ -26,21 +29,21 @@ async function armAll(store: Store, timers: readonly NewTimer[]): Promise<void> 
   });
 }
 
-/** A sweeper: claim + open incidents until `stop()` is true and a claim comes back empty. */
-async function sweeper(store: Store, fence: number, batch: number, claimedBy: Map<string, number[]>, stop: () => boolean): Promise<number> {
-  let claimed = 0;
-  for (;;) {
-    const finishing = stop();
-    const timers = await store.claimDueTimers(batch, fence);
-    for (const t of timers) {
-      claimedBy.set(t.id, [...(claimedBy.get(t.id) ?? []), fence]);
-      await store.openIncident(t, fence, randomUUID());
-    }
-    claimed += timers.length;
-    if (timers.length === 0) {
-      if (finishing) return claimed;
-      await yieldToLoop();
-    }
+/** Who won how many trials; logged always, and both must be > 0 when the peer runs in parallel. */
+class Split {
+  mine = 0;
+  theirs = 0;
+  constructor(
+    private readonly ctx: ContractContext,
+    private readonly what: string,
+  ) {}
+
+  check(peer: RacePeer, n: number, unit = 'trials'): void {
+    console.log(`[${this.ctx.name}] ${this.what}, ${n} ${unit}: this side won ${this.mine}, the peer ${this.theirs}${peer.ownThread ? ' (peer on its own thread)' : ' (peer in this thread)'}`);
+    if (!peer.ownThread) return;
+    // a split of n/0 means the two sides never overlapped: nothing was raced
+    expect(this.mine, `${this.what}: this side never won`).toBeGreaterThan(0);
+    expect(this.theirs, `${this.what}: the peer never won`).toBeGreaterThan(0);
   }
 }
 
@@ -50,131 +53,202 @@ export function raceCases(ctx: ContractContext): void {
     reason ? it.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : it(title, fn, timeoutMs);
 
   describe('races', () => {
-    itRaces('invariant 2: ten arms at once for one person → exactly one live timer', async () => {
-      const [store, peer] = [ctx.store(), await ctx.peer()];
-      const userId = randomUUID();
-      const attempts = await Promise.all(
-        Array.from({ length: 10 }, async (_, i) => (i % 2 ? peer : store).armTimer(await newTimer(store, { userId }))),
-      );
-      const kinds = countBy(attempts, (r) => r.kind);
-      expect(kinds.get('created')).toBe(1);
-      expect(kinds.get('live_timer_exists')).toBe(9);
-      expect(await store.listTimers(userId, { status: 'active' })).toHaveLength(1);
-    });
-
-    itRaces('invariant 2: safe and cancel racing on one timer → exactly one wins', async () => {
-      const [store, peer] = [ctx.store(), await ctx.peer()];
-      for (let trial = 0; trial < 50; trial++) {
-        const t = await arm(store);
-        const [s, c] = await Promise.all([store.resolveTimer(t.id, t.userId, 'safe'), peer.resolveTimer(t.id, t.userId, 'cancelled')]);
-        expect([s, c].filter((x) => x !== null)).toHaveLength(1);
-        expect((await store.getTimer(t.id))?.status).toBe((s ?? c)?.status);
-      }
-    });
-
-    itRaces('invariant 3: two claims at once on 50 due timers partition them', async () => {
-      const [store, peer] = [ctx.store(), await ctx.peer()];
-      const due: Timer[] = [];
-      for (let i = 0; i < 50; i++) due.push(await armDue(store));
-      const [a, b] = await Promise.all([store.claimDueTimers(50, 1), peer.claimDueTimers(50, 2)]);
-      const ids = [...a, ...b].map((t) => t.id);
-      expect(new Set(ids).size).toBe(ids.length);
-      expect(ids.sort()).toEqual(due.map((t) => t.id).sort());
-    });
-
-    itRaces('invariant 3: concurrent openIncident for one timer creates exactly one incident', async () => {
-      const [store, peer] = [ctx.store(), await ctx.peer()];
-      await armDue(store);
-      const [timer] = await store.claimDueTimers(1, 1);
-      if (!timer) throw new Error('nothing claimed');
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? peer : store).openIncident(timer, 1, randomUUID())));
-      expect(results.filter((r) => r.created)).toHaveLength(1);
-      expect(new Set(results.map((r) => r.incident.id)).size).toBe(1);
-      expect(await store.listIncidents()).toHaveLength(1);
-    });
-
     itRaces(
-      'invariant 2/3: check-in racing the sweep at the deadline — 1,000 trials',
+      'invariant 2: arms at once for one person from both sides → exactly one live timer (200 trials)',
       async () => {
         const [store, peer] = [ctx.store(), await ctx.peer()];
-        const N = 1000;
-        const now = await store.now();
-        // if arming takes longer than this, the race simply starts with every timer already due
-        const deadline = at(now, 300);
-        const timers = timersFor(N, at(now, -60_000), deadline);
-        await armAll(store, timers);
-        const armedLeadMs = deadline.getTime() - (await store.now()).getTime();
-        // start as the deadline passes: every check-in now races a sweep that may claim the same timer
-        // (starting earlier lets fast adapters finish all check-ins before anything is due: no race at all)
-        await untilAfter(store, at(deadline, -1));
-
-        const safeIds = new Set<string>();
-        const claimedBy = new Map<string, number[]>();
-        let checkinsDone = false;
-        const lanes = Array.from({ length: 8 }, () => [] as NewTimer[]);
-        shuffle(timers).forEach((t, i) => lanes[i % lanes.length]?.push(t));
-        const checkins = Promise.all(
-          lanes.map(async (lane) => {
-            for (const t of lane) if (await store.resolveTimer(t.id, t.userId, 'safe')) safeIds.add(t.id);
-          }),
-        ).then(() => {
-          checkinsDone = true;
-        });
-        await Promise.all([checkins, sweeper(peer, 1, 100, claimedBy, () => checkinsDone)]);
-        await sweeper(store, 2, 1000, claimedBy, () => true); // leftovers
-
-        const final = await Promise.all(timers.map((t) => store.getTimer(t.id)));
-        const byStatus = countBy(final, (t) => t?.status ?? 'missing');
-        const incidents = countBy(await store.listIncidents({ limit: 10 * N }), (i) => i.timerId);
-        const safe = byStatus.get('safe') ?? 0;
-        const expired = byStatus.get('expired') ?? 0;
-        console.log(`[${ctx.name}] check-in vs sweep, ${N} trials: ${safe} safe, ${expired} expired (arming ended ${Math.abs(armedLeadMs)}ms ${armedLeadMs >= 0 ? 'before' : 'after'} the deadline)`);
-        if (safe === 0 || expired === 0) console.log(`[${ctx.name}] only one outcome occurred in this run; the race was one-sided`);
-
-        expect(safe + expired).toBe(N);
-        for (const t of final) {
-          if (!t) throw new Error('timer missing');
-          const claims = claimedBy.get(t.id) ?? [];
-          if (t.status === 'safe') {
-            expect(safeIds.has(t.id)).toBe(true);
-            expect(claims).toEqual([]);
-            expect(incidents.get(t.id) ?? 0).toBe(0);
-          } else {
-            expect(safeIds.has(t.id)).toBe(false);
-            expect(claims).toHaveLength(1);
-            expect(t.expiredByFence).toBe(claims[0]);
-            expect(incidents.get(t.id)).toBe(1);
-          }
+        const split = new Split(ctx, 'five arms on each side for one person');
+        const trials = 200;
+        for (let trial = 0; trial < trials; trial++) {
+          const userId = randomUUID();
+          const timers = await Promise.all(Array.from({ length: 10 }, () => newTimer(store, { userId })));
+          const [mine, theirs] = await peer.race(
+            () => runStep(store, 'arm', { timers: timers.slice(0, 5) }),
+            'arm',
+            { timers: timers.slice(5) },
+          );
+          const kinds = countBy([...mine, ...theirs], (k) => k);
+          expect(kinds.get('created')).toBe(1);
+          expect(kinds.get('live_timer_exists')).toBe(9);
+          expect(await store.listTimers(userId, { status: 'active' })).toHaveLength(1);
+          if (mine.includes('created')) split.mine++;
+          else split.theirs++;
         }
-        expect([...incidents.values()].reduce((a, b) => a + b, 0)).toBe(expired);
+        split.check(peer, trials);
       },
       120_000,
     );
 
     itRaces(
-      'invariant 3: two sweepers at once escalate each timer exactly once',
+      'invariant 2: safe and cancel racing on one timer → exactly one wins (1,000 trials)',
       async () => {
         const [store, peer] = [ctx.store(), await ctx.peer()];
-        const N = 500;
-        const now = await store.now();
-        const timers = timersFor(N, at(now, -60_000), at(now, -1_000));
-        await armAll(store, timers);
+        const split = new Split(ctx, 'safe (this side) vs cancel (peer) on one timer');
+        const trials = 1000;
+        for (let trial = 0; trial < trials; trial++) {
+          const t = await arm(store);
+          const [s, c] = await peer.race(() => store.resolveTimer(t.id, t.userId, 'safe'), 'resolve', { id: t.id, userId: t.userId, to: 'cancelled' });
+          expect([s, c].filter((x) => x !== null)).toHaveLength(1);
+          expect((await store.getTimer(t.id))?.status).toBe((s ?? c)?.status);
+          if (s) split.mine++;
+          else split.theirs++;
+        }
+        split.check(peer, trials);
+      },
+      120_000,
+    );
 
+    itRaces(
+      'invariant 3: two claims at once on the same due timers partition them (200 trials × 10 timers)',
+      async () => {
+        const [store, peer] = [ctx.store(), await ctx.peer()];
+        const split = new Split(ctx, 'claims of 10 due timers (trials where a side claimed any)');
+        const trials = 200;
+        for (let trial = 0; trial < trials; trial++) {
+          const due: Timer[] = [];
+          for (let i = 0; i < 10; i++) due.push(await armDue(store));
+          const [a, b] = await peer.race(async () => (await store.claimDueTimers(10, 1)).map((t) => t.id), 'claim', { limit: 10, fence: 2 });
+          const ids = [...a, ...b];
+          expect(new Set(ids).size).toBe(ids.length);
+          expect(ids.sort()).toEqual(due.map((t) => t.id).sort());
+          for (const t of await Promise.all(due.map((d) => store.getTimer(d.id)))) expect(t?.expiredByFence).toBe(a.includes(t?.id ?? '') ? 1 : 2);
+          if (a.length > 0) split.mine++;
+          if (b.length > 0) split.theirs++;
+        }
+        split.check(peer, trials);
+      },
+      120_000,
+    );
+
+    itRaces(
+      'invariant 3: concurrent openIncident for one timer creates exactly one incident (200 trials)',
+      async () => {
+        const [store, peer] = [ctx.store(), await ctx.peer()];
+        const split = new Split(ctx, 'openIncident ×5 on each side for one timer');
+        const trials = 200;
+        for (let trial = 0; trial < trials; trial++) {
+          const armed = await armDue(store);
+          const [timer] = await store.claimDueTimers(1, 1);
+          if (timer?.id !== armed.id) throw new Error('the due timer was not claimed');
+          const [mine, theirs] = await peer.race(() => runStep(store, 'openIncident', { timer, fence: 1, times: 5 }), 'openIncident', { timer, fence: 1, times: 5 });
+          const results = [...mine, ...theirs];
+          expect(results.filter((r) => r.created)).toHaveLength(1);
+          expect(new Set(results.map((r) => r.incidentId)).size).toBe(1);
+          if (mine.some((r) => r.created)) split.mine++;
+          else split.theirs++;
+        }
+        const incidents = await store.listIncidents({ limit: 10 * trials });
+        expect(incidents).toHaveLength(trials);
+        expect(new Set(incidents.map((i) => i.timerId)).size).toBe(trials);
+        split.check(peer, trials);
+      },
+      120_000,
+    );
+
+    // The two cases below race whole loops, and on SQLite whoever takes the file's write lock
+    // first keeps it for most of a round (the other backs off in busy_timeout's growing
+    // sleeps), so one round's split can be one-sided on a loaded machine. The overlap check
+    // is therefore over the aggregate of the rounds: who starts first varies from round to round.
+    itRaces(
+      'invariant 2/3: check-in racing the sweep at the deadline — 10 rounds × 100 timers, one winner each',
+      async () => {
+        const [store, peer] = [ctx.store(), await ctx.peer()];
+        const ROUNDS = 10;
+        const N = 100;
+        const split = new Split(ctx, `check-in (this side) vs sweep (peer), ${ROUNDS} rounds × ${N} timers (timers won)`);
+        const incidentsBefore = new Set<string>();
+        for (let round = 0; round < ROUNDS; round++) {
+          const now = await store.now();
+          // a store clock the test cannot move is waited for; arming longer than this just starts with every timer due
+          const deadline = at(now, 300);
+          const timers = timersFor(N, at(now, -60_000), deadline);
+          await armAll(store, timers);
+          // start as the deadline passes: every check-in now races a sweep that may claim the same timer
+          // (starting earlier lets fast adapters finish all check-ins before anything is due: no race at all)
+          await ctx.passTime(at(deadline, -1));
+
+          const [safeIds, swept] = await peer.race(
+            () => runStep(store, 'checkIns', { timers: shuffle(timers).map(({ id, userId }) => ({ id, userId })), lanes: 8 }),
+            'sweep',
+            { fence: 1, batch: 10, notBeforeMs: deadline.getTime() },
+          );
+          const leftovers = await runStep(store, 'sweep', { fence: 2, batch: 1000, notBeforeMs: 0 });
+          const claimedBy = new Map<string, number[]>();
+          for (const c of [...swept, ...leftovers]) claimedBy.set(c.timerId, [...(claimedBy.get(c.timerId) ?? []), c.fence]);
+          const safeSet = new Set(safeIds);
+
+          const final = await Promise.all(timers.map((t) => store.getTimer(t.id)));
+          const byStatus = countBy(final, (t) => t?.status ?? 'missing');
+          const all = await store.listIncidents({ limit: 100 * N });
+          const incidents = countBy(
+            all.filter((i) => !incidentsBefore.has(i.id)),
+            (i) => i.timerId,
+          );
+          for (const i of all) incidentsBefore.add(i.id);
+          const safe = byStatus.get('safe') ?? 0;
+          const expired = byStatus.get('expired') ?? 0;
+          split.mine += safe;
+          split.theirs += swept.length;
+
+          expect(safe + expired).toBe(N);
+          expect(safeIds).toHaveLength(safe);
+          expect(leftovers).toEqual([]);
+          for (const t of final) {
+            if (!t) throw new Error('timer missing');
+            const claims = claimedBy.get(t.id) ?? [];
+            if (t.status === 'safe') {
+              expect(safeSet.has(t.id)).toBe(true);
+              expect(claims).toEqual([]);
+              expect(incidents.get(t.id) ?? 0).toBe(0);
+            } else {
+              expect(safeSet.has(t.id)).toBe(false);
+              expect(claims).toHaveLength(1);
+              expect(t.expiredByFence).toBe(claims[0]);
+              expect(incidents.get(t.id)).toBe(1);
+            }
+          }
+          expect([...incidents.values()].reduce((a, b) => a + b, 0)).toBe(expired);
+        }
+        split.check(peer, ROUNDS * N, 'timers');
+      },
+      120_000,
+    );
+
+    itRaces(
+      'invariant 3: two sweepers at once escalate each timer exactly once — 20 rounds × 25 timers',
+      async () => {
+        const [store, peer] = [ctx.store(), await ctx.peer()];
+        const ROUNDS = 20;
+        const N = 25;
+        const split = new Split(ctx, `two sweepers, ${ROUNDS} rounds × ${N} due timers (timers claimed)`);
+        const all: NewTimer[] = [];
         const claimedBy = new Map<string, number[]>();
-        const [one, two] = await Promise.all([sweeper(store, 1, 25, claimedBy, () => true), sweeper(peer, 2, 25, claimedBy, () => true)]);
-        console.log(`[${ctx.name}] two sweepers over ${N} due timers: ${one} and ${two} claimed`);
+        for (let round = 0; round < ROUNDS; round++) {
+          const now = await store.now();
+          const timers = timersFor(N, at(now, -60_000), at(now, -1_000));
+          all.push(...timers);
+          await armAll(store, timers);
 
-        expect(one + two).toBe(N);
-        expect(claimedBy.size).toBe(N);
-        const incidents = await store.listIncidents({ limit: 10 * N });
-        expect(incidents).toHaveLength(N);
+          const sweepArgs = { batch: 5, notBeforeMs: 0 };
+          const [one, two] = await peer.race(() => runStep(store, 'sweep', { ...sweepArgs, fence: 1 }), 'sweep', { ...sweepArgs, fence: 2 });
+          split.mine += one.length;
+          split.theirs += two.length;
+          expect(one.length + two.length).toBe(N);
+          for (const c of [...one, ...two] as Claim[]) claimedBy.set(c.timerId, [...(claimedBy.get(c.timerId) ?? []), c.fence]);
+        }
+
+        const total = ROUNDS * N;
+        expect(claimedBy.size).toBe(total);
+        const incidents = await store.listIncidents({ limit: 10 * total });
+        expect(incidents).toHaveLength(total);
         const perTimer = countBy(incidents, (i) => i.timerId);
-        for (const t of timers) {
+        for (const t of all) {
           const claims = claimedBy.get(t.id);
           expect(claims).toHaveLength(1);
           expect(perTimer.get(t.id)).toBe(1);
           expect(incidents.find((i) => i.timerId === t.id)?.fence).toBe(claims?.[0]);
         }
+        split.check(peer, total, 'timers');
       },
       120_000,
     );

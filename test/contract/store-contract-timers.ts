@@ -1,7 +1,7 @@
 /** Contract cases for timers: arm, read, extend, resolve, sweep, escalation outbox. */
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import { arm, armDue, at, newTimer, untilAfter, type ContractContext } from './store-contract-helpers.js';
+import { arm, armDue, at, newTimer, type ContractContext } from './store-contract-helpers.js';
 
 const CAPS = { maxExtensions: 10, maxTotalSeconds: 7 * 86_400 };
 
@@ -105,7 +105,7 @@ export function timerCases(ctx: ContractContext): void {
       const a = await arm(store, { userId });
       const resolved = await store.resolveTimer(a.id, userId, 'safe');
       if (!resolved) throw new Error('resolve failed');
-      await untilAfter(store, resolved.updatedAt);
+      await ctx.passTime(resolved.updatedAt);
       const b = await arm(store, { userId });
       expect((await store.listTimers(userId, { since: resolved.updatedAt })).map((t) => t.id)).toEqual([b.id]);
       const both = await store.listTimers(userId, { since: at(resolved.updatedAt, -1) });
@@ -243,7 +243,7 @@ export function timerCases(ctx: ContractContext): void {
       }
       expect(await store.claimDueTimers(100, 8)).toEqual([]);
 
-      await untilAfter(store, extended.expiresAt);
+      await ctx.passTime(extended.expiresAt);
       const late = await store.claimDueTimers(100, 9);
       expect(late).toHaveLength(1);
       expect(late[0]).toMatchObject({ id: extended.id, status: 'expired', escalation: 'pending', expiredByFence: 9, extensions: 1 });

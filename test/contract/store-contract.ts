@@ -4,16 +4,20 @@
  *   storeContract('sqlite', async () => ({ store, peer, cleanup }));
  *
  * Each test gets a fresh database from `makeStore` and calls `cleanup` afterwards;
- * peers opened by a test are closed before cleanup. Race cases run through `peer`
- * (another connection to the same database) when given, else through the same store,
- * and skip with the stated reason when `opts.racesUnsupported` is set. Other cases a
- * server cannot run are listed in `opts.skip` as "<group> › <case title>" with the reason.
+ * peers opened by a test are closed before cleanup. Race cases run one side on the test's
+ * store and the other through `peer` (its own connection to the same database, on its own
+ * thread where the driver is synchronous) when given, else through the same store, and
+ * skip with the stated reason when `opts.racesUnsupported` is set. Cases that need time to
+ * pass move the fixture's clock (`passTime`) when it has one, else wait for the store's.
+ * Other cases a server cannot run are listed in `opts.skip` as "<group> › <case title>"
+ * with the reason.
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
 import type { Store } from '../../src/store/port.js';
 import { commandCases } from './store-contract-commands.js';
 import { deliveryCases } from './store-contract-deliveries.js';
-import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
+import { inProcessPeer, type RacePeer } from './race-steps.js';
+import { untilAfter, type ContractContext, type ContractOptions, type StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
@@ -25,7 +29,7 @@ export type { ContractOptions, StoreFixture } from './store-contract-helpers.js'
 export function storeContract(name: string, makeStore: () => Promise<StoreFixture>, opts: ContractOptions = {}): void {
   describe(`store contract: ${name}`, () => {
     let fixture: StoreFixture | undefined;
-    let peers: Store[] = [];
+    let peers: RacePeer[] = [];
 
     beforeEach(async () => {
       fixture = await makeStore();
@@ -58,10 +62,15 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
       },
       async peer() {
         if (!fixture) throw new Error('no store: called outside a test');
-        if (!fixture.peer) return fixture.store;
+        if (!fixture.peer) return inProcessPeer(fixture.store);
         const p = await fixture.peer();
         peers.push(p);
         return p;
+      },
+      async passTime(t) {
+        if (!fixture) throw new Error('no store: called outside a test');
+        if (fixture.passTime) fixture.passTime(t);
+        else await untilAfter(fixture.store, t);
       },
     };
 

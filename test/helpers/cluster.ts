@@ -2,14 +2,15 @@
  * A real cluster for tests: N child processes of the built server (`node dist/main.js`),
  * each on its own loopback port, sharing one DATA_DIR (the SQLite file, WAL), one
  * Redis and one JWT secret. Every stdout line is kept, parsed (pino JSON), per replica,
- * across restarts. Processes are stopped by `stopAll()` and, should the test process die
+ * across restarts. stdout goes to a file in DATA_DIR, not a pipe: a write to a full pipe
+ * (a busy test process reads it late) is queued inside the replica and lost when the
+ * replica is killed with SIGKILL, while a file write is done when it returns. Processes are stopped by `stopAll()` and, should the test process die
  * first, killed by a process `exit` hook: nothing is left running.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../../src/auth/tokens.js';
 import type { SweepReport } from '../../src/worker/sweeper.js';
@@ -27,7 +28,7 @@ export interface LogLine {
   time?: string;
   msg?: string;
   replica?: string;
-  /** Date.now() in the test process when the line arrived */
+  /** Date.now() in the test process when the line was read */
   readAt: number;
   /** set when the line was not JSON */
   raw?: string;
@@ -89,6 +90,11 @@ interface Replica {
   env: Record<string, string>;
   child?: ChildProcess;
   exited?: Promise<void>;
+  /** the replica's stdout, appended to by all its lives; read up to `logRead` bytes so far */
+  logFile: string;
+  logRead: number;
+  /** bytes after the last newline read so far (a line still being written) */
+  logPartial: Buffer;
   lines: LogLine[];
   stderr: string;
   lastExit?: { code: number | null; signal: NodeJS.Signals | null };
@@ -127,7 +133,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
       ...extra,
     };
-    replicas.push({ index: i, id, port: 0, env, lines: [], stderr: '' });
+    replicas.push({ index: i, id, port: 0, env, logFile: join(o.dataDir, `${id}.stdout.log`), logRead: 0, logPartial: Buffer.alloc(0), lines: [], stderr: '' });
   }
 
   const killAll = () => {
@@ -208,8 +214,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       await stopReplica(r);
       await launch(r, port);
     },
-    logs: (i) => at(i).lines,
-    sweeps: (i) => sweepLines(at(i).lines),
+    logs: (i) => readLines(at(i)),
+    sweeps: (i) => sweepLines(readLines(at(i))),
     stderr: (i) => at(i).stderr,
     async api(i, token, method, path, body, headers = {}) {
       // A network error (e.g. a keep-alive connection the server closed just as it was
@@ -233,11 +239,17 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
 }
 
 async function spawnReplica(r: Replica): Promise<void> {
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: ROOT,
-    env: { ...r.env, PORT: String(r.port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const out = openSync(r.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [MAIN], {
+      cwd: ROOT,
+      env: { ...r.env, PORT: String(r.port) },
+      stdio: ['ignore', out, 'pipe'],
+    });
+  } finally {
+    closeSync(out); // the child has its own descriptor
+  }
   r.child = child;
   let exitInfo: string | undefined;
   r.exited = new Promise<void>((resolve) => {
@@ -248,7 +260,6 @@ async function spawnReplica(r: Replica): Promise<void> {
       resolve();
     });
   });
-  createInterface({ input: child.stdout! }).on('line', (line) => r.lines.push(parseLine(line)));
   child.stderr!.on('data', (chunk: Buffer) => {
     r.stderr = (r.stderr + chunk.toString('utf8')).slice(-8_000);
   });
@@ -256,14 +267,14 @@ async function spawnReplica(r: Replica): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (exitInfo !== undefined) {
-      throw new Error(`replica ${r.id} exited (${exitInfo}) before it was ready on port ${r.port}:\n${r.stderr}\n${tail(r.lines)}`);
+      throw new Error(`replica ${r.id} exited (${exitInfo}) before it was ready on port ${r.port}:\n${r.stderr}\n${tail(readLines(r))}`);
     }
     const ok = await fetch(`http://127.0.0.1:${r.port}/readyz`, { signal: AbortSignal.timeout(1_000) })
       .then((res) => res.status === 200)
       .catch(() => false);
     if (ok) return;
     if (Date.now() > deadline) {
-      throw new Error(`replica ${r.id} was not ready on port ${r.port} within ${READY_TIMEOUT_MS} ms:\n${r.stderr}\n${tail(r.lines)}`);
+      throw new Error(`replica ${r.id} was not ready on port ${r.port} within ${READY_TIMEOUT_MS} ms:\n${r.stderr}\n${tail(readLines(r))}`);
     }
     await sleep(50);
   }
@@ -281,6 +292,31 @@ async function stopReplica(r: Replica): Promise<void> {
     await exited;
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The replica's lines so far: reads what its stdout file gained since the last call. */
+function readLines(r: Replica): LogLine[] {
+  if (!existsSync(r.logFile)) return r.lines;
+  const fd = openSync(r.logFile, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= r.logRead) return r.lines;
+    const buf = Buffer.alloc(size - r.logRead);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, r.logRead + got);
+      if (n === 0) break;
+      got += n;
+    }
+    r.logRead += got;
+    const bytes = Buffer.concat([r.logPartial, buf.subarray(0, got)]);
+    const cut = bytes.lastIndexOf(0x0a);
+    r.logPartial = Buffer.from(bytes.subarray(cut + 1));
+    for (const line of bytes.subarray(0, cut + 1).toString('utf8').split('\n')) if (line) r.lines.push(parseLine(line));
+    return r.lines;
+  } finally {
+    closeSync(fd);
   }
 }
 

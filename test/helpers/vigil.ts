@@ -64,3 +64,14 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * Until the system clock (the embedded store's clock) is strictly after `t`: for a test
+ * that needs a deadline or a timestamp behind it when the process under test keeps its
+ * own clock. Waits for exactly that long, no fixed margin.
+ */
+export async function untilPast(t: Date | string, what = `the clock to pass ${String(t)}`): Promise<void> {
+  const ms = new Date(t).getTime();
+  if (Number.isNaN(ms)) throw new Error(`not a time: ${String(t)}`);
+  await eventually(async () => Date.now() > ms, what, Math.max(15_000, ms - Date.now() + 15_000), 1);
+}

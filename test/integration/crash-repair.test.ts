@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConsoleCarrier } from '../../src/sms/console.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { eventually, startTestVigil } from '../helpers/vigil.js';
+import { eventually, startTestVigil, untilPast } from '../helpers/vigil.js';
 
 const fixture = join(process.cwd(), 'test', 'fixtures', 'crash-escalation.ts');
 
@@ -83,7 +83,8 @@ describe('restart', () => {
     await first.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'A', phone: '+14155550100' }] });
     const t = (await first.api(tok, 'POST', '/v1/timers', { durationSeconds: 2 })).body.timer;
     await first.stop({ keepData: true });
-    await new Promise((r) => setTimeout(r, 2500)); // the deadline passes while nothing runs
+    // the deadline passes while nothing runs (Vigil reads the system clock: no clock to move)
+    await untilPast(t.expiresAt, 'the deadline to pass while Vigil is down');
 
     const second = await startTestVigil({}, {}, dir);
     try {

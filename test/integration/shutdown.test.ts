@@ -6,15 +6,16 @@ import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { eventually, startTestVigil } from '../helpers/vigil.js';
 
-/** A carrier whose sends take `ms`: keeps a delivery in flight while the test stops Vigil. */
-class SlowCarrier implements Carrier {
+/** A carrier whose sends wait until the test releases them: keeps a delivery in flight while the test stops Vigil. */
+class GatedCarrier implements Carrier {
   readonly name = 'slow';
   started = 0;
   finished = 0;
-  constructor(private readonly ms: number) {}
+  release: () => void = () => undefined;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
   async send(sms: OutgoingSms): Promise<AttemptResult> {
     this.started++;
-    await new Promise((r) => setTimeout(r, this.ms));
+    await this.gate;
     this.finished++;
     return { ok: true, carrier: this.name, providerMessageId: `slow:${sms.idempotencyKey}` };
   }
@@ -22,7 +23,7 @@ class SlowCarrier implements Carrier {
 
 describe('graceful shutdown', () => {
   it('on stop: /readyz answers 503 at once while /livez stays 200, and the send in flight completes and is recorded', async () => {
-    const carrier = new SlowCarrier(1500);
+    const carrier = new GatedCarrier();
     const v = await startTestVigil({}, { carrier });
     let stopped = false;
     try {
@@ -37,6 +38,9 @@ describe('graceful shutdown', () => {
       expect(ready.status).toBe(503);
       expect(((await ready.json()) as { error: { code: string } }).error.code).toBe('draining');
       expect((await fetch(`${v.url}/livez`)).status).toBe(200);
+      const settled = await Promise.race([stopping.then(() => 'stopped'), new Promise((r) => setImmediate(() => r('pending')))]);
+      expect(settled, 'stop() must wait for the send in flight').toBe('pending');
+      carrier.release();
       await stopping;
       stopped = true;
 
@@ -49,6 +53,7 @@ describe('graceful shutdown', () => {
       expect(d).toMatchObject({ status: 'sent', carrier: 'slow', attempts: 1 });
       await expect(fetch(`${v.url}/livez`)).rejects.toThrow();
     } finally {
+      carrier.release();
       if (!stopped) await v.vigil.stop();
       await v.stop();
     }
