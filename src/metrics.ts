@@ -15,6 +15,7 @@ export interface StoreGauges {
   countPendingEscalations(): Promise<number>;
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
   failedEscalations(limit: number): Promise<unknown[]>;
+  stateCounts(): Promise<{ timers: { active: number; extended: number }; incidents: { active: number; acknowledged: number } }>;
   now(): Promise<Date>;
 }
 
@@ -24,6 +25,8 @@ interface StoreSnapshot {
   overdueAgeSeconds: number;
   escalationsPending: number;
   escalationsFailed: number;
+  timersLive: { active: number; extended: number };
+  incidentsOpen: { active: number; acknowledged: number };
   deliveriesPending: number;
   deliveryAgeSeconds: number;
   dead: number;
@@ -59,10 +62,11 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
   let reading: Promise<boolean> | undefined;
   const timeoutMs = opts.storeTimeoutMs ?? STORE_SCRAPE_TIMEOUT_MS;
   const readStore = async (g: StoreGauges): Promise<StoreSnapshot> => {
-    const [o, pending, failed, b, now] = await Promise.all([
+    const [o, pending, failed, states, b, now] = await Promise.all([
       g.overdue(),
       g.countPendingEscalations(),
       g.failedEscalations(FAILED_COUNT_CAP),
+      g.stateCounts(),
       g.deliveryBacklog(),
       g.now(),
     ]);
@@ -71,6 +75,8 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       overdueAgeSeconds: age(now, o.oldest),
       escalationsPending: pending,
       escalationsFailed: failed.length,
+      timersLive: states.timers,
+      incidentsOpen: states.incidents,
       deliveriesPending: b.pending,
       deliveryAgeSeconds: age(now, b.oldestDue),
       dead: b.dead,
@@ -102,6 +108,10 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
   const fromStore = async (g: client.Gauge, pick: (s: StoreSnapshot) => number) => {
     await refresh();
     if (snapshot) g.set(pick(snapshot));
+  };
+  const byStatusFromStore = async (g: client.Gauge<'status'>, pick: (s: StoreSnapshot) => Record<string, number>) => {
+    await refresh();
+    if (snapshot) for (const [status, n] of Object.entries(pick(snapshot))) g.set({ status }, n);
   };
 
   const m = {
@@ -236,6 +246,24 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       m.commands.inc({ route, outcome, reason: typeof code === 'string' && outcome !== 'accepted' ? code : 'none' });
     },
     sockets: new client.Gauge({ name: 'vigil_socketio_connections', help: 'Open Socket.IO connections on this replica', registers: r }),
+    timersLive: new client.Gauge({
+      name: 'vigil_timers_live',
+      help: 'Live timers by status, active or extended (store-wide)',
+      labelNames: ['status'],
+      registers: r,
+      async collect() {
+        await byStatusFromStore(this, (s) => s.timersLive);
+      },
+    }),
+    incidentsOpen: new client.Gauge({
+      name: 'vigil_incidents_open',
+      help: 'Open incidents by status, active or acknowledged (store-wide)',
+      labelNames: ['status'],
+      registers: r,
+      async collect() {
+        await byStatusFromStore(this, (s) => s.incidentsOpen);
+      },
+    }),
     overdue: new client.Gauge({
       name: 'vigil_timers_overdue',
       help: 'Live timers past their deadline and not yet escalated (store-wide)',

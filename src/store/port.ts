@@ -82,6 +82,12 @@ export interface DeliveryOutcome {
   maybeAccepted?: boolean;
 }
 
+/** Live timers and open incidents by status. */
+export interface StateCounts {
+  timers: { active: number; extended: number };
+  incidents: { active: number; acknowledged: number };
+}
+
 export interface Store {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
@@ -139,6 +145,8 @@ export interface Store {
   overdue(): Promise<{ count: number; oldest?: Date }>;
   /** How many expired timers still have their escalation pending (a count, not a read of the rows). */
   countPendingEscalations(): Promise<number>;
+  /** Live timers and open incidents by status (index-backed counts; closed records are not counted). */
+  stateCounts(): Promise<StateCounts>;
   /**
    * The highest sweep fence recorded in the data (incidents, and timers still pending
    * escalation); 0 when none. A lock whose counter was lost (Redis restarted) continues above it.

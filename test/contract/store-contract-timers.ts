@@ -325,5 +325,28 @@ export function timerCases(ctx: ContractContext): void {
       expect(await store.markEscalated(due[0]!.id, randomUUID())).toBe(true);
       expect(await store.countPendingEscalations()).toBe(2);
     });
+
+    it('stateCounts: live timers and open incidents by status; closed ones are not counted', async () => {
+      const store = ctx.store();
+      const caps = { maxExtensions: 10, maxTotalSeconds: 172_800 };
+      const none = { timers: { active: 0, extended: 0 }, incidents: { active: 0, acknowledged: 0 } };
+      expect(await store.stateCounts()).toEqual(none);
+      const a = await arm(store);
+      const b = await arm(store);
+      await arm(store);
+      expect(await store.extendTimer(b.id, b.userId, 60, caps)).not.toBeNull();
+      expect(await store.resolveTimer(a.id, a.userId, 'safe')).not.toBeNull();
+      const d1 = await armDue(store);
+      await armDue(store);
+      const claimed = await store.claimDueTimers(10, 1);
+      expect(claimed.map((t) => t.id).sort()).toHaveLength(2);
+      const incidents = [];
+      for (const t of claimed) incidents.push((await store.openIncident(t, 1, randomUUID())).incident);
+      const first = incidents.find((i) => i.timerId === d1.id)!;
+      expect(await store.transitionIncident(first.id, ['active'], 'acknowledged', 'mod')).not.toBeNull();
+      expect(await store.stateCounts()).toEqual({ timers: { active: 1, extended: 1 }, incidents: { active: 1, acknowledged: 1 } });
+      expect(await store.transitionIncident(first.id, ['acknowledged'], 'resolved', 'mod')).not.toBeNull();
+      expect((await store.stateCounts()).incidents).toEqual({ active: 1, acknowledged: 0 });
+    });
   });
 }

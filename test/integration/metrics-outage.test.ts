@@ -47,7 +47,7 @@ describe('metrics through a store outage', () => {
   it('a store that does not answer makes the scrape report vigil_store_up 0 after the timeout instead of hanging', async () => {
     const metrics = createMetrics({ replica: 't', collectDefault: false, storeTimeoutMs: 100 });
     const hang = () => new Promise<never>(() => {});
-    metrics.observeStore({ overdue: hang, countPendingEscalations: hang, failedEscalations: hang, deliveryBacklog: hang, now: hang });
+    metrics.observeStore({ overdue: hang, countPendingEscalations: hang, failedEscalations: hang, stateCounts: hang, deliveryBacklog: hang, now: hang });
     const page = await metrics.registry.metrics(); // would hang (test timeout) without the bound
     expect(sample(page, 'vigil_store_up')).toBe(0);
     expect(sample(page, 'vigil_loop_errors_total')).toBe(0);
@@ -60,6 +60,7 @@ describe('metrics through a store outage', () => {
       overdue: async () => (calls.overdue++, { count: 4, oldest: new Date(Date.now() - 30_000) }),
       countPendingEscalations: async () => (calls.pending++, 1500),
       failedEscalations: async () => (calls.failed++, [{}, {}]),
+      stateCounts: async () => ({ timers: { active: 7, extended: 2 }, incidents: { active: 3, acknowledged: 1 } }),
       deliveryBacklog: async () => (calls.backlog++, { pending: 3, dead: 1 }),
       now: async () => new Date(),
     });
@@ -68,6 +69,10 @@ describe('metrics through a store outage', () => {
     expect(sample(page, 'vigil_store_up')).toBe(1);
     expect(sample(page, 'vigil_escalations_pending')).toBe(1500); // a count, not a page of rows
     expect(sample(page, 'vigil_escalations_failed')).toBe(2);
+    expect(page).toMatch(/^vigil_timers_live\{status="active"[^}]*\} 7$/m);
+    expect(page).toMatch(/^vigil_timers_live\{status="extended"[^}]*\} 2$/m);
+    expect(page).toMatch(/^vigil_incidents_open\{status="active"[^}]*\} 3$/m);
+    expect(page).toMatch(/^vigil_incidents_open\{status="acknowledged"[^}]*\} 1$/m);
     expect(sample(page, 'vigil_timers_overdue')).toBe(4);
     expect(sample(page, 'vigil_timers_overdue_oldest_age_seconds')).toBeGreaterThanOrEqual(29);
     expect(sample(page, 'vigil_deliveries_dead')).toBe(1);

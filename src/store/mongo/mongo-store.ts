@@ -161,6 +161,7 @@ export class MongoStore implements Store {
   readonly retryEscalation = this.op('retryEscalation', timers.retryEscalation);
   readonly overdue = this.op('overdue', timers.overdue);
   readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
+  readonly stateCounts = this.op('stateCounts', timers.stateCounts);
   readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents ───────────────────────────────────────────────────────────────

@@ -7,7 +7,7 @@
 import { Conflict } from '../../domain/errors.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer } from '../port.js';
+import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, StateCounts } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
@@ -261,6 +261,14 @@ export async function maxRecordedFence(ctx: Ctx): Promise<number> {
       .exec(),
   ]);
   return Math.max(incident?.fence ?? 0, pending?.expiredByFence ?? 0);
+}
+
+/** Live timers and open incidents by status: one index-backed count each ({status, expiresAt}, {status, createdAt}). */
+export async function stateCounts(ctx: Ctx): Promise<StateCounts> {
+  const timers = (status: 'active' | 'extended') => ctx.m.timers.countDocuments({ status }).readConcern('majority').exec();
+  const incidents = (status: 'active' | 'acknowledged') => ctx.m.incidents.countDocuments({ status }).readConcern('majority').exec();
+  const [active, extended, open, acknowledged] = await Promise.all([timers('active'), timers('extended'), incidents('active'), incidents('acknowledged')]);
+  return { timers: { active, extended }, incidents: { active: open, acknowledged } };
 }
 
 export async function countPendingEscalations(ctx: Ctx): Promise<number> {

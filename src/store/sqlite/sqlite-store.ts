@@ -13,7 +13,7 @@ import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, KeyedCommandResult, NewDelivery, NewTimer, Store } from '../port.js';
+import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, KeyedCommandResult, NewDelivery, NewTimer, StateCounts, Store } from '../port.js';
 import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
@@ -278,6 +278,13 @@ export class SqliteStore implements Store {
 
   async countPendingEscalations(): Promise<number> {
     return (this.st.timersPendingEscalationCount.get() as { n: number }).n;
+  }
+
+  async stateCounts(): Promise<StateCounts> {
+    const counts = { timers: { active: 0, extended: 0 }, incidents: { active: 0, acknowledged: 0 } };
+    for (const r of this.st.timersLiveByStatus.all() as { status: 'active' | 'extended'; n: number }[]) counts.timers[r.status] = r.n;
+    for (const r of this.st.incidentsOpenByStatus.all() as { status: 'active' | 'acknowledged'; n: number }[]) counts.incidents[r.status] = r.n;
+    return counts;
   }
 
   // ── incidents ───────────────────────────────────────────────────────────────

@@ -40,6 +40,9 @@ export const SQL = Object.freeze({
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
   timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
   timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
+  // index-backed (timers_due, incidents by status): closed records are never counted
+  timersLiveByStatus: "SELECT status, COUNT(*) AS n FROM timers WHERE status IN ('active','extended') GROUP BY status",
+  incidentsOpenByStatus: "SELECT status, COUNT(*) AS n FROM incidents WHERE status IN ('active','acknowledged') GROUP BY status",
   maxRecordedFence: `SELECT MAX(COALESCE((SELECT MAX(fence) FROM incidents), 0),
     COALESCE((SELECT MAX(expired_by_fence) FROM timers WHERE escalation = 'pending'), 0)) AS f`,
   // the count and the dead letter move together: `escalation_attempts + 1` is the new count
