@@ -53,26 +53,10 @@ async function detect(): Promise<ServerKind | undefined> {
 }
 const kind = await detect();
 
-const FERRET_NO_PIPELINE =
-  'FerretDB v1 implements neither update pipelines nor $expr, which extendTimer needs to add to a date deadline in one atomic findAndModify; needs a real MongoDB: set MONGODB_URI to run it';
-/** Cases that call extendTimer; they run on real MongoDB. */
-const EXTEND_CASES = [
-  'timers: extend (CAS live → extended) › adds exactly the seconds to the deadline, status extended, extensions + 1',
-  'timers: extend (CAS live → extended) › refused after maxExtensions, deadline unchanged',
-  'timers: extend (CAS live → extended) › refused when the span from start to the new deadline would exceed maxTotalSeconds; equal is allowed',
-  'timers: extend (CAS live → extended) › refused once the deadline has passed (the sweep owns it now)',
-  'timers: extend (CAS live → extended) › invariant 7: refused for another user',
-  'timers: extend (CAS live → extended) › invariant 6: refused on every terminal state',
-  'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → safe; a second call loses the CAS (null) and changes nothing',
-  'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → cancelled; a second call loses the CAS (null) and changes nothing',
-  'timers: sweep (claimDueTimers) and escalation outbox › invariant 4: claims only live timers due by the store clock → expired, escalation pending, stamped with the fence',
-];
-
 const opts: ContractOptions =
   kind === 'ferretdb'
     ? {
         racesUnsupported: 'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap; needs a real MongoDB: set MONGODB_URI to run it',
-        skip: Object.fromEntries(EXTEND_CASES.map((c) => [c, FERRET_NO_PIPELINE])),
       }
     : {};
 

@@ -1,10 +1,12 @@
 /**
  * Timer queries of the MongoDB store. Every transition is one `findOneAndUpdate`
- * filtered on id, owner and the allowed current states (never find-then-save); a timer
+ * filtered on id, owner and the allowed current states (never find-then-save; extend
+ * reads first, then compares on exactly what it read); a timer
  * leaving the live states `$unset`s `liveUser`, which frees the person's slot in the
  * unique "one live timer" index.
  */
 import { Conflict } from '../../domain/errors.js';
+import { extendedDeadline, type ExtensionCaps } from '../../domain/extension.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
@@ -89,35 +91,31 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
   return docs.map(toTimer);
 }
 
+/** A lost compare-and-swap is retried this many times before the caller is told to retry. */
+const EXTEND_ATTEMPTS = 5;
+
 /**
- * CAS live → extended. Adding seconds to a BSON date needs an update PIPELINE
- * (`$add` on `$expiresAt`; `$inc` refuses dates) and the span cap compares two fields
- * (`$expr`): one atomic findAndModify on MongoDB 4.2+. FerretDB v1 implements neither,
- * so this is proven on real MongoDB only (the contract skips these cases on FerretDB).
+ * CAS live → extended without an update pipeline (FerretDB v1 has none, and no `$expr`):
+ * read the timer, let the domain rule compute the new deadline on the store clock, then
+ * one `findOneAndUpdate` filtered on the values read (`expiresAt`, `extensions`, still
+ * live). Every extension changes both, so the filter is the compare: a concurrent extend,
+ * resolve or sweep makes it match nothing, and the loop re-reads and decides again.
  */
-export async function extendTimer(
-  ctx: Ctx,
-  id: string,
-  userId: string,
-  seconds: number,
-  caps: { maxExtensions: number; maxTotalSeconds: number },
-): Promise<Timer | null> {
-  const now = await ctx.now();
-  const ms = seconds * 1000;
-  const d = await casOne(ctx, ctx.m.timers, {
-    filter: {
-      _id: id,
-      userId,
-      status: live,
-      expiresAt: { $gt: now },
-      extensions: { $lt: caps.maxExtensions },
-      // (expiresAt + ms) − startedAt ≤ maxTotal
-      $expr: { $lte: [{ $subtract: ['$expiresAt', '$startedAt'] }, caps.maxTotalSeconds * 1000 - ms] },
-    },
-    update: (op) => [{ $set: { expiresAt: { $add: ['$expiresAt', ms] }, status: { $literal: 'extended' }, extensions: { $add: ['$extensions', 1] }, updatedAt: now, lastOp: { $literal: op } } }],
-    pipeline: true,
-  });
-  return d ? toTimer(d) : null;
+export async function extendTimer(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps): Promise<Timer | null> {
+  for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt++) {
+    const read = await ctx.m.timers.findOne({ _id: id, userId }).lean<TimerDoc>().exec();
+    if (!read) return null;
+    // the clock after the read: the deadline check is at least as late as what was read
+    const now = await ctx.now();
+    const next = extendedDeadline(read, seconds, caps, now);
+    if (!next) return null;
+    const d = await casOne(ctx, ctx.m.timers, {
+      filter: { _id: id, userId, status: live, expiresAt: read.expiresAt, extensions: read.extensions },
+      update: (op) => ({ $set: { expiresAt: next.expiresAt, status: 'extended', extensions: next.extensions, updatedAt: now, lastOp: op } }),
+    });
+    if (d) return toTimer(d);
+  }
+  throw Conflict('extend_contended', 'the timer kept changing while it was being extended; retry');
 }
 
 /** CAS live → safe | cancelled. */

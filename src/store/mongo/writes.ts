@@ -5,7 +5,7 @@
  * (503). Every caller is safe to retry; escalations stay pending and are repaired.
  */
 import { randomUUID } from 'node:crypto';
-import mongoose, { type Model, type QueryFilter, type UpdateQuery, type UpdateWithAggregationPipeline } from 'mongoose';
+import mongoose, { type Model, type QueryFilter, type UpdateQuery } from 'mongoose';
 import { Unavailable } from '../../domain/errors.js';
 import { isWriteConcernError } from './errors.js';
 import type { Models } from './schemas.js';
@@ -54,12 +54,10 @@ export interface CasOne<D> {
   /** the document and the states it may be changed from */
   filter: QueryFilter<D>;
   /** the change; it must set `lastOp` to `op` */
-  update: (op: string) => UpdateQuery<D> | UpdateWithAggregationPipeline;
+  update: (op: string) => UpdateQuery<D>;
   /** finds our document again on the majority re-read (default: `filter`'s `_id`) */
   reread?: (op: string) => QueryFilter<D>;
   upsert?: boolean;
-  /** `update` is an aggregation pipeline */
-  pipeline?: boolean;
 }
 
 /** One tagged `findOneAndUpdate` (returning the document after), settled as above. */
@@ -70,7 +68,6 @@ export function casOne<D extends { _id: string; lastOp?: string }>(ctx: Ctx, mod
       returnDocument: 'after',
       writeConcern: ctx.wc,
       ...(cas.upsert ? { upsert: true } : {}),
-      ...(cas.pipeline ? { updatePipeline: true } : {}),
     })
     .lean<D>()
     .exec();
