@@ -6,7 +6,7 @@ import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { DeliveryDoc } from './schemas.js';
-import { casOne, insertOptions, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, insertOptions, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
 
@@ -38,7 +38,7 @@ export async function addDeliveries(ctx: Ctx, incident: Incident, list: NewDeliv
       await ctx.m.deliveries.insertMany(docs, insertOptions(ctx, false));
     } catch (err) {
       if (isWriteConcernError(err)) {
-        const seen = await ofIncident(ctx, incident.id).readConcern('majority').lean<DeliveryDoc[]>().exec();
+        const seen = await rereadMajority(err, () => ofIncident(ctx, incident.id).readConcern('majority').lean<DeliveryDoc[]>().exec());
         const keys = new Set(seen.map((d) => d._id));
         if (list.every((d) => keys.has(d.key))) return seen.map(toDelivery);
         throw unknownOutcome(err);

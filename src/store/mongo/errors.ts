@@ -30,6 +30,8 @@ export function isWriteConcernError(err: unknown): boolean {
 
 /** The server (or the primary) cannot be reached: readiness fails and requests answer 503. */
 export function isUnreachable(err: unknown): boolean {
+  // a bulk insert wraps the driver's own error (a dropped connection, say) and keeps it as errorResponse
+  if (err instanceof MongoBulkWriteError && err.errorResponse instanceof mongoose.mongo.MongoError) return isUnreachable(err.errorResponse);
   return (
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||

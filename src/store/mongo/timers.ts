@@ -14,7 +14,7 @@ import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { TimerDoc } from './schemas.js';
-import { casOne, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const live = { $in: [...LIVE] };
 
@@ -53,7 +53,7 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
       return { kind: 'created', timer: toTimer(doc) };
     } catch (err) {
       if (isWriteConcernError(err)) {
-        const seen = await byIdMajority(ctx, t.id)();
+        const seen = await rereadMajority(err, byIdMajority(ctx, t.id));
         if (seen?.lastOp === op) return { kind: 'created', timer: toTimer(seen) };
         throw unknownOutcome(err);
       }

@@ -5,7 +5,8 @@
  * (503). Every caller is safe to retry; escalations stay pending and are repaired.
  */
 import { randomUUID } from 'node:crypto';
-import mongoose, { type Model, type QueryFilter, type UpdateQuery } from 'mongoose';
+import type mongoose from 'mongoose';
+import type { Model, QueryFilter, UpdateQuery } from 'mongoose';
 import { Unavailable } from '../../domain/errors.js';
 import { isWriteConcernError } from './errors.js';
 import type { Models } from './schemas.js';
@@ -36,6 +37,18 @@ export const unknownOutcome = (cause: unknown) =>
   Unavailable('store_write_unconfirmed', 'the database did not confirm a write in time; its outcome is unknown, retry the request', cause);
 
 /**
+ * The majority re-read after the write concern error `unconfirmed`. If the re-read fails
+ * too (timeout, no primary, refused), nothing decides the write: its outcome stays unknown.
+ */
+export async function rereadMajority<T>(unconfirmed: unknown, reread: () => Promise<T>): Promise<T> {
+  try {
+    return await reread();
+  } catch (err) {
+    throw unknownOutcome(new AggregateError([unconfirmed, err], 'the write concern was not confirmed and the majority re-read failed'));
+  }
+}
+
+/**
  * Await a single-document CAS write tagged with `op`. On an unconfirmed write concern,
  * `reread` (majority) decides: our write visible → its document; anything else → unknown.
  */
@@ -44,7 +57,7 @@ export async function settle<D extends { lastOp?: string }>(write: Promise<D | n
     return await write;
   } catch (err) {
     if (!isWriteConcernError(err)) throw err;
-    const seen = await reread();
+    const seen = await rereadMajority(err, reread);
     if (seen?.lastOp === op) return seen;
     throw unknownOutcome(err);
   }
