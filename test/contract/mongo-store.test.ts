@@ -9,11 +9,14 @@ import mongoose from 'mongoose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { ServerClock } from '../../src/store/mongo/clock.js';
+import { makeModels } from '../../src/store/mongo/schemas.js';
+import { extendTimer } from '../../src/store/mongo/timers.js';
+import type { Ctx } from '../../src/store/mongo/writes.js';
 import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
 import { freePort } from '../helpers/net.js';
 import { storeContract, type ContractOptions } from './store-contract.js';
-import { armDue, newDeliveries, openedIncident } from './store-contract-helpers.js';
+import { arm, armDue, at, newDeliveries, openedIncident } from './store-contract-helpers.js';
 
 const realUri = process.env.MONGODB_URI;
 const runnable = Boolean(realUri) || ferretAvailable();
@@ -34,6 +37,7 @@ async function fresh(extra: Partial<MongoStoreOptions> = {}) {
   const store = await open();
   return {
     store,
+    dbName,
     peer: open,
     cleanup: async () => {
       await store.close();
@@ -150,6 +154,89 @@ describe.skipIf(!kind)(`mongo store on ${kind ?? 'no server'}`, () => {
     await store.close();
     expect(await store.ping()).toBe(false);
     await expect(store.getTimer('x')).rejects.toMatchObject({ kind: 'unavailable', code: 'store_closed' });
+  });
+});
+
+describe.skipIf(!kind)(`mongo extendTimer compares on the values it read (${kind ?? 'no server'})`, () => {
+  /**
+   * extendTimer reads the timer, then reads the clock, then writes: a Ctx whose clock runs
+   * `between` on each call puts another writer exactly between the read and the write,
+   * with no timing involved (this is how a second replica's write would interleave).
+   */
+  async function interleaved(between: (store: MongoStore, call: number) => Promise<void>) {
+    const f = await fresh();
+    const conn = await mongoose.createConnection(uri ?? '', { dbName: f.dbName, autoIndex: false, autoCreate: false }).asPromise();
+    let calls = 0;
+    const ctx: Ctx = {
+      m: makeModels(conn),
+      wc: new mongoose.mongo.WriteConcern('majority', 5000),
+      now: async () => {
+        await between(f.store, ++calls);
+        return f.store.now();
+      },
+    };
+    return { ...f, ctx, calls: () => calls, cleanup: async () => (await conn.close(), await f.cleanup()) };
+  }
+  const CAPS = { maxExtensions: 10, maxTotalSeconds: 86_400 };
+
+  it('invariant 2: an extension landing between the read and the write is not overwritten: the CAS misses, re-reads, and both count', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const { store, ctx, calls, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.extendTimer(t.id, t.userId, 100, CAPS);
+    });
+    try {
+      t = await arm(store);
+      const done = await extendTimer(ctx, t.id, t.userId, 60, CAPS);
+      expect(calls()).toBe(2);
+      expect(done).toMatchObject({ status: 'extended', extensions: 2, expiresAt: at(t.expiresAt, 160_000) });
+      expect(await store.getTimer(t.id)).toEqual(done);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('maxExtensions holds when another extension takes the last one between the read and the write', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const caps = { ...CAPS, maxExtensions: 1 };
+    const { store, ctx, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.extendTimer(t.id, t.userId, 100, caps);
+    });
+    try {
+      t = await arm(store);
+      expect(await extendTimer(ctx, t.id, t.userId, 60, caps)).toBeNull();
+      expect(await store.getTimer(t.id)).toMatchObject({ extensions: 1, expiresAt: at(t.expiresAt, 100_000) });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('invariant 6: an "I\'m safe" between the read and the write wins; extend answers null and changes nothing', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const { store, ctx, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.resolveTimer(t.id, t.userId, 'safe');
+    });
+    try {
+      t = await arm(store);
+      expect(await extendTimer(ctx, t.id, t.userId, 60, CAPS)).toBeNull();
+      expect(await store.getTimer(t.id)).toMatchObject({ status: 'safe', expiresAt: t.expiresAt, extensions: 0 });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a timer that changes before every write → 409 extend_contended after a bounded number of attempts', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const { store, ctx, calls, cleanup } = await interleaved(async (s) => {
+      if (t) await s.extendTimer(t.id, t.userId, 1, CAPS);
+    });
+    try {
+      t = await arm(store);
+      await expect(extendTimer(ctx, t.id, t.userId, 60, CAPS)).rejects.toMatchObject({ kind: 'conflict', code: 'extend_contended' });
+      expect(calls()).toBe(5);
+      expect(await store.getTimer(t.id)).toMatchObject({ extensions: 5, expiresAt: at(t.expiresAt, 5_000) });
+    } finally {
+      await cleanup();
+    }
   });
 });
 
