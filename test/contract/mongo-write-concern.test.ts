@@ -15,7 +15,7 @@ import mongoose from 'mongoose';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MongoStore } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb } from '../helpers/ferretdb.js';
-import { startFaultProxy, type FaultAction } from '../helpers/wire-faults.js';
+import { startFaultProxy, WTIMEOUT, type FaultAction } from '../helpers/wire-faults.js';
 import { arm, armDue, newDeliveries, newTimer, openedIncident } from './store-contract-helpers.js';
 
 type Doc = Record<string, unknown>;
@@ -293,6 +293,14 @@ describe.skipIf(!proxy)(proxy ? 'mongo store: unconfirmed writes (write concern 
     });
   }
 
+  it('a write refused outright with code 64 (no writeConcernError document) is unconfirmed too → 503 store_write_unconfirmed', async () => {
+    const s = open();
+    const t = await arm(s);
+    proxy?.inject({ match: command('findAndModify', 'timers'), action: { kind: 'error', error: WTIMEOUT } });
+    await expect(s.resolveTimer(t.id, t.userId, 'safe')).rejects.toMatchObject(UNCONFIRMED);
+    expect((await s.getTimer(t.id))?.status).toBe('active');
+  });
+
   describe('duplicate keys still map as before', () => {
     it('a second live timer → live_timer_exists; a second incident for a timer → the existing one, created false', async () => {
       const s = open();
@@ -300,6 +308,23 @@ describe.skipIf(!proxy)(proxy ? 'mongo store: unconfirmed writes (write concern 
       expect(await s.armTimer(await newTimer(s, { userId: first.userId }))).toEqual({ kind: 'live_timer_exists', timer: first });
       const { timer, incident } = await openedIncident(s);
       expect(await s.openIncident(timer, 2, randomUUID())).toEqual({ incident, created: false });
+    });
+
+    it('a second live timer whose write concern is unconfirmed → live_timer_exists (a refused insert did not happen)', async () => {
+      const s = open();
+      const first = await arm(s);
+      proxy?.inject({ match: command('insert', 'timers'), action: { kind: 'unconfirmed' } });
+      expect(await s.armTimer(await newTimer(s, { userId: first.userId }))).toEqual({ kind: 'live_timer_exists', timer: first });
+    });
+
+    it('deliveries partly there already, write concern unconfirmed → all of them once the majority re-read has every key', async () => {
+      const s = open();
+      const { incident } = await openedIncident(s);
+      const list = newDeliveries(incident.id, 3);
+      await s.addDeliveries(incident, list.slice(0, 2));
+      proxy?.inject({ match: command('insert', 'deliveries'), action: { kind: 'unconfirmed' } });
+      const all = await s.addDeliveries(incident, list);
+      expect(all.map((d) => d.key).sort()).toEqual(list.map((d) => d.key).sort());
     });
 
     it('a duplicate incident whose write concern is unconfirmed → the existing one (the re-read by timer finds it), created false', async () => {

@@ -52,12 +52,13 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
       await ctx.m.timers.insertMany([doc], insertOptions(ctx, true));
       return { kind: 'created', timer: toTimer(doc) };
     } catch (err) {
-      if (isWriteConcernError(err)) {
+      // refused by a unique index: nothing was written, whatever the write concern says
+      if (!isDuplicateKey(err)) {
+        if (!isWriteConcernError(err)) throw err;
         const seen = await rereadMajority(err, byIdMajority(ctx, t.id));
         if (seen?.lastOp === op) return { kind: 'created', timer: toTimer(seen) };
         throw unknownOutcome(err);
       }
-      if (!isDuplicateKey(err)) throw err;
     }
     if (idem) {
       const prior = await ctx.m.timers.findOne({ idemScope: idemScope(t.userId, idem.key) }).lean<TimerDoc>().exec();
