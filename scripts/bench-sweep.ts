@@ -34,6 +34,7 @@ try {
     lockTtlMs: 60_000,
     batchSize: 500,
     concurrency: 16,
+    maxEscalationAttempts: 5,
   });
   const rss0 = process.memoryUsage().rss;
   t0 = performance.now();

@@ -35,6 +35,7 @@ export const EnvSchema = z.object({
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
   SWEEP_BATCH_SIZE: int(500, 1),
   SWEEP_CONCURRENCY: int(16, 1),
+  ESCALATION_MAX_ATTEMPTS: int(5, 1),
   LOCK_NAME: z.string().min(1).default('vigil:sweep'),
   LOCK_TTL_MS: int(10000, 100),
   DELIVERY_MAX_ATTEMPTS: int(6, 1),
@@ -66,6 +67,8 @@ export const EnvSchema = z.object({
   SMS_FAILOVER_OPEN_MS: int(30000, 100),
   SMS_MAX_PER_INCIDENT: int(12, 1),
   SMS_MAX_PER_USER_PER_DAY: int(60, 1),
+  /** unset → a quarter of LOCK_TTL_MS */
+  SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -76,6 +79,8 @@ export interface Config {
   host: string;
   dataDir: string;
   sqliteFile: string;
+  /** how long a SQLite write waits for another process's lock before answering 503 */
+  sqliteBusyTimeoutMs: number;
   mongodbUri?: string;
   mongodb: { dbName?: string; writeConcern: 'majority' | number; writeTimeoutMs: number; serverSelectionTimeoutMs: number };
   redisUrl?: string;
@@ -84,6 +89,8 @@ export interface Config {
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
   sweep: { cron: string; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
+  /** failed escalations of one timer before it is dead-lettered */
+  escalationMaxAttempts: number;
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
   shutdownTimeoutMs: number;
   bodyLimit: string;
@@ -128,6 +135,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const twilioVars = [e.TWILIO_ACCOUNT_SID, e.TWILIO_AUTH_TOKEN, e.TWILIO_FROM];
   if (twilioVars.some(Boolean) && !twilioVars.every(Boolean))
     throw new ConfigError('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM: set all three or none');
+  // better-sqlite3 waits synchronously, so a busy wait also holds back the lease renewal
+  // (every LOCK_TTL_MS / 3): the wait must end well before the lease could lapse
+  if (e.SQLITE_BUSY_TIMEOUT_MS !== undefined && e.SQLITE_BUSY_TIMEOUT_MS > e.LOCK_TTL_MS / 2)
+    throw new ConfigError('SQLITE_BUSY_TIMEOUT_MS: must be at most half of LOCK_TTL_MS');
   const dataDir = resolve(e.DATA_DIR);
   return {
     mode: cluster ? 'cluster' : 'embedded',
@@ -135,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     dataDir,
     sqliteFile: join(dataDir, 'vigil.db'),
+    sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS ?? Math.floor(e.LOCK_TTL_MS / 4),
     mongodbUri: e.MONGODB_URI,
     mongodb: {
       dbName: e.MONGODB_DB,
@@ -153,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTotalSeconds: e.TIMER_MAX_TOTAL_SECONDS,
     },
     sweep: { cron: e.SWEEP_CRON, batchSize: e.SWEEP_BATCH_SIZE, concurrency: e.SWEEP_CONCURRENCY, lockName: e.LOCK_NAME, lockTtlMs: e.LOCK_TTL_MS },
+    escalationMaxAttempts: e.ESCALATION_MAX_ATTEMPTS,
     delivery: {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       baseMs: e.DELIVERY_BACKOFF_BASE_MS,

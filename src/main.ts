@@ -72,15 +72,18 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
     return store;
   }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
-  return SqliteStore.open({ file: config.sqliteFile });
+  return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs });
 }
 
-async function openLock(config: Config, log: Logger): Promise<Lock> {
-  if (!config.redisUrl) return new InProcessLock();
+async function openLock(config: Config, log: Logger, store: Store): Promise<Lock> {
+  // fences continue above the store's record after a restart of the process or of Redis
+  const fenceFloor = () => store.maxRecordedFence();
+  if (!config.redisUrl) return new InProcessLock(Date.now, fenceFloor);
   let warned = false;
   const lock = await RedisLock.connect({
     url: config.redisUrl,
     replicaId: config.replicaId,
+    fenceFloor,
     onError: (err) => {
       if (!warned) log.warn({ err: err.message }, 'redis lock: connection error (sweeping continues without the lock while it lasts)');
       warned = true;
@@ -124,7 +127,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const store = await openStore(config, log);
     cleanups.push(() => store.close());
     metrics.observeStore(store);
-    const lock = o.lock ?? (await openLock(config, log));
+    const lock = o.lock ?? (await openLock(config, log, store));
     cleanups.push(() => lock.close());
     const carrier: Carrier = o.carrier ?? chooseCarrier(config, log, metrics);
 
@@ -195,6 +198,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       lockTtlMs: config.sweep.lockTtlMs,
       batchSize: config.sweep.batchSize,
       concurrency: config.sweep.concurrency,
+      maxEscalationAttempts: config.escalationMaxAttempts,
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
       maxInFlight: config.delivery.maxInFlight,

@@ -3,15 +3,36 @@
  * Names use base units (`_seconds`, `_total`); labels never carry a user, timer,
  * phone or room id. Store-derived gauges are read from the store at scrape time,
  * so every replica reports the same value and `max()` across replicas is right.
+ * They are read in one guarded step per scrape (bounded by a timeout, never throwing):
+ * when the store fails, `vigil_store_up` is 0, the store gauges keep their last value,
+ * and the process, lock and loop metrics are still exported — an outage is exactly when
+ * the on-call needs them.
  */
 import client from 'prom-client';
 
 export interface StoreGauges {
   overdue(): Promise<{ count: number; oldest?: Date }>;
-  pendingEscalations(limit: number): Promise<unknown[]>;
+  countPendingEscalations(): Promise<number>;
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
+  failedEscalations(limit: number): Promise<unknown[]>;
   now(): Promise<Date>;
 }
+
+/** One read of every store-wide gauge. */
+interface StoreSnapshot {
+  overdue: number;
+  overdueAgeSeconds: number;
+  escalationsPending: number;
+  escalationsFailed: number;
+  deliveriesPending: number;
+  deliveryAgeSeconds: number;
+  dead: number;
+}
+
+/** How long a scrape waits for the store before reporting it down. */
+const STORE_SCRAPE_TIMEOUT_MS = 2000;
+/** Dead-lettered escalations are few and each needs a human: the gauge counts up to this many. */
+const FAILED_COUNT_CAP = 1000;
 
 const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120];
 
@@ -23,7 +44,7 @@ const DEFAULT_GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_resources_total', 'no
 const DEFAULT_PREFIX = 'vigil_';
 const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function createMetrics(opts: { replica: string; collectDefault?: boolean }) {
+export function createMetrics(opts: { replica: string; collectDefault?: boolean; storeTimeoutMs?: number }) {
   const registry = new client.Registry();
   registry.setDefaultLabels({ replica: opts.replica });
   if (opts.collectDefault !== false) {
@@ -33,6 +54,55 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
   const r = [registry];
   let gauges: StoreGauges | undefined;
   const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
+  // Last good read: kept through an outage so graphs do not gap; `vigil_store_up` says whether it is fresh.
+  let snapshot: StoreSnapshot | undefined;
+  let reading: Promise<boolean> | undefined;
+  const timeoutMs = opts.storeTimeoutMs ?? STORE_SCRAPE_TIMEOUT_MS;
+  const readStore = async (g: StoreGauges): Promise<StoreSnapshot> => {
+    const [o, pending, failed, b, now] = await Promise.all([
+      g.overdue(),
+      g.countPendingEscalations(),
+      g.failedEscalations(FAILED_COUNT_CAP),
+      g.deliveryBacklog(),
+      g.now(),
+    ]);
+    return {
+      overdue: o.count,
+      overdueAgeSeconds: age(now, o.oldest),
+      escalationsPending: pending,
+      escalationsFailed: failed.length,
+      deliveriesPending: b.pending,
+      deliveryAgeSeconds: age(now, b.oldestDue),
+      dead: b.dead,
+    };
+  };
+  /** Every store gauge's collect awaits the same read: one round of queries per scrape; true when the store answered. */
+  const refresh = (): Promise<boolean> =>
+    (reading ??= (async () => {
+      if (!gauges) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const work = readStore(gauges);
+      work.catch(() => undefined); // may settle after the timeout
+      try {
+        snapshot = await Promise.race([
+          work,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`store did not answer within ${timeoutMs} ms`)), timeoutMs);
+          }),
+        ]);
+        return true;
+      } catch {
+        return false;
+      } finally {
+        clearTimeout(timer);
+      }
+    })().finally(() => {
+      reading = undefined;
+    }));
+  const fromStore = async (g: client.Gauge, pick: (s: StoreSnapshot) => number) => {
+    await refresh();
+    if (snapshot) g.set(pick(snapshot));
+  };
 
   const m = {
     registry,
@@ -107,18 +177,31 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
     }),
     escalationsPending: new client.Gauge({
       name: 'vigil_escalations_pending',
-      help: 'Expired timers whose escalation has not completed (store-wide, counted up to 1000)',
+      help: 'Expired timers whose escalation has not completed (store-wide)',
       registers: r,
       async collect() {
-        if (gauges) this.set((await gauges.pendingEscalations(1000)).length);
+        await fromStore(this, (s) => s.escalationsPending);
       },
+    }),
+    escalationsFailed: new client.Gauge({
+      name: 'vigil_escalations_failed',
+      help: 'Expired timers whose escalation failed ESCALATION_MAX_ATTEMPTS times and is no longer retried (store-wide dead letters, counted up to 1000)',
+      registers: r,
+      async collect() {
+        await fromStore(this, (s) => s.escalationsFailed);
+      },
+    }),
+    escalationsDeadLettered: new client.Counter({
+      name: 'vigil_escalations_dead_lettered_total',
+      help: 'Escalations dead-lettered by this replica after ESCALATION_MAX_ATTEMPTS failures',
+      registers: r,
     }),
     deliveriesPending: new client.Gauge({
       name: 'vigil_deliveries_pending',
       help: 'Deliveries pending or being sent (store-wide)',
       registers: r,
       async collect() {
-        if (gauges) this.set((await gauges.deliveryBacklog()).pending);
+        await fromStore(this, (s) => s.deliveriesPending);
       },
     }),
     carrierCircuit: new client.Gauge({
@@ -158,7 +241,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       help: 'Live timers past their deadline and not yet escalated (store-wide)',
       registers: r,
       async collect() {
-        if (gauges) this.set((await gauges.overdue()).count);
+        await fromStore(this, (s) => s.overdue);
       },
     }),
     overdueAge: new client.Gauge({
@@ -166,9 +249,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       help: 'Age of the oldest overdue timer: the queue age (store-wide)',
       registers: r,
       async collect() {
-        if (!gauges) return;
-        const [o, now] = await Promise.all([gauges.overdue(), gauges.now()]);
-        this.set(age(now, o.oldest));
+        await fromStore(this, (s) => s.overdueAgeSeconds);
       },
     }),
     deliveryAge: new client.Gauge({
@@ -176,9 +257,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       help: 'Age of the oldest delivery due and not yet sent (store-wide)',
       registers: r,
       async collect() {
-        if (!gauges) return;
-        const [b, now] = await Promise.all([gauges.deliveryBacklog(), gauges.now()]);
-        this.set(age(now, b.oldestDue));
+        await fromStore(this, (s) => s.deliveryAgeSeconds);
       },
     }),
     deadLetters: new client.Gauge({
@@ -186,7 +265,15 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean 
       help: 'Deliveries in the dead-letter state (store-wide)',
       registers: r,
       async collect() {
-        if (gauges) this.set((await gauges.deliveryBacklog()).dead);
+        await fromStore(this, (s) => s.dead);
+      },
+    }),
+    storeUp: new client.Gauge({
+      name: 'vigil_store_up',
+      help: '1 when the store answered this scrape\'s queries in time, 0 when it failed or timed out (the store gauges then keep their last value)',
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await refresh()) ? 1 : 0);
       },
     }),
     /** Start known label values at 0 so alerts and rates see the series before the first event. */

@@ -5,7 +5,7 @@ import { decideIncident, type Incident, type IncidentCommand, type IncidentStatu
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
-import { nextCursor } from './cursor.js';
+import { nextCursor, type ChangePosition } from './cursor.js';
 
 export interface IncidentWithDeliveries {
   incident: Incident;
@@ -20,10 +20,14 @@ export class IncidentService {
   ) {}
 
   /** Incidents with their deliveries; `cursor` works as in TimerService.list. */
-  async list(filter: { status?: IncidentStatus; since?: Date; limit?: number }): Promise<{ items: IncidentWithDeliveries[]; cursor: Date; more: boolean }> {
-    const now = new Date((await this.store.now()).getTime() - 1);
-    const incidents = await this.store.listIncidents(filter);
-    return { items: await this.withDeliveries(incidents), ...nextCursor(incidents, filter, now) };
+  async list(filter: {
+    status?: IncidentStatus;
+    since?: ChangePosition;
+    limit?: number;
+  }): Promise<{ items: IncidentWithDeliveries[]; cursor: ChangePosition; more: boolean; readAt: Date }> {
+    const readAt = await this.store.now();
+    const incidents = await this.store.listIncidents({ status: filter.status, since: filter.since?.since, sinceId: filter.since?.sinceId, limit: filter.limit });
+    return { items: await this.withDeliveries(incidents), readAt, ...nextCursor(incidents, filter, readAt, this.store.changeLagMs()) };
   }
 
   private async withDeliveries(incidents: Incident[]): Promise<IncidentWithDeliveries[]> {

@@ -9,7 +9,7 @@
  * budget, not an invariant of the store.
  */
 import type { Contact } from '../domain/contact.js';
-import type { Delivery } from '../domain/delivery.js';
+import { wantsAllClear, type Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import { allClearAllowance, CAP_WINDOW_MS, makeSmsCaps, sosAllowance, type Allowance, type CapReason, type SmsCaps } from '../domain/sms-caps.js';
 import type { Store } from '../store/port.js';
@@ -53,7 +53,10 @@ export class SmsBudget {
     return out;
   }
 
-  /** The SOS deliveries whose contacts also get the all-clear (contact order first). */
+  /**
+   * The SOS deliveries whose contacts also get the all-clear (contact order first): those
+   * that went out or may have; an SOS that never left, or failed for good, gets none.
+   */
   async allClearRecipients(incident: Incident, contactOrder: string[]): Promise<Delivery[]> {
     const mine = await this.store.deliveriesFor([incident.id]);
     const sos = mine.filter((d) => d.kind === 'sos');
@@ -62,7 +65,7 @@ export class SmsBudget {
       const i = contactOrder.indexOf(id);
       return i === -1 ? contactOrder.length : i;
     };
-    const todo = sos.filter((d) => !done.has(d.contactId)).sort((x, y) => rank(x.contactId) - rank(y.contactId));
+    const todo = sos.filter((d) => wantsAllClear(d) && !done.has(d.contactId)).sort((x, y) => rank(x.contactId) - rank(y.contactId));
     const a = allClearAllowance(this.maxPerIncident, { wanted: todo.length, sos: sos.length, existing: done.size });
     this.report(incident, 'all_clear', a, {});
     return todo.slice(0, a.allowed);

@@ -3,17 +3,16 @@
  * store; when the CAS finds the timer in another state, the domain decides whether
  * that is an idempotent repeat (answer with the current state) or a conflict.
  */
-import { deliveryKey } from '../domain/delivery.js';
 import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
 import { decideIncident, type Incident } from '../domain/incident.js';
 import { checkDuration, type TimerLimits } from '../domain/limits.js';
-import { allClearMessage } from '../domain/messages.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
-import type { Store } from '../store/port.js';
+import type { IdempotencyClaim, KeyedCommandResult, Store } from '../store/port.js';
 import { timerView } from '../wire/views.js';
-import { nextCursor } from './cursor.js';
+import { AllClear } from './all-clear.js';
+import { nextCursor, type ChangePosition } from './cursor.js';
 import { newId } from './ids.js';
 import type { SmsBudget } from './sms-budget.js';
 
@@ -32,21 +31,30 @@ export interface CommandResult {
   timer: Timer;
   /** set when I'm-safe arrived after the SOS */
   incident?: Incident;
+  /** this Idempotency-Key already applied the command: nothing changed, the timer as it is now */
+  replayed?: boolean;
 }
+
+const idempotencyMismatch = () =>
+  new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different request (body, command or timer)');
 
 const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);
 const wrongState = (t: Timer, command: TimerCommand) =>
   Conflict('timer_wrong_state', `cannot ${command} a timer that is ${t.status}`, { status: t.status, timer: timerView(t) });
 
 export class TimerService {
+  private readonly allClear: AllClear;
+
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly limits: TimerLimits,
     private readonly metrics: Metrics,
     /** shared with the escalator */
-    private readonly smsBudget: SmsBudget,
-  ) {}
+    smsBudget: SmsBudget,
+  ) {
+    this.allClear = new AllClear(store, events, smsBudget);
+  }
 
   async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
     checkDuration(this.limits, input.durationSeconds, 'durationSeconds');
@@ -70,13 +78,28 @@ export class TimerService {
       case 'replayed':
         return { timer: r.timer, replayed: true };
       case 'idempotency_mismatch':
-        throw new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+        throw idempotencyMismatch();
       case 'live_timer_exists':
         throw Conflict('live_timer_exists', 'you already have a running timer; extend, check in or cancel it first', {
           timer: r.timer.id,
           status: r.timer.status,
         });
     }
+  }
+
+  /** Escalations dead-lettered after too many failures (moderators), oldest deadline first. */
+  failedEscalations(limit = 100): Promise<Timer[]> {
+    return this.store.failedEscalations(limit);
+  }
+
+  /**
+   * A moderator sends a dead-lettered escalation back to the sweep (after fixing its
+   * cause): pending again with a fresh count. Repeats answer with the current timer.
+   */
+  async retryEscalation(timerId: string): Promise<Timer> {
+    const t = (await this.store.retryEscalation(timerId)) ?? (await this.store.getTimer(timerId));
+    if (!t) throw notFound(timerId);
+    return t;
   }
 
   /** The store's clock (what "time left" is measured against). */
@@ -91,22 +114,29 @@ export class TimerService {
   }
 
   /**
-   * A person's timers. `cursor` is the store's time read before the query, less 1 ms:
-   * passing it back as `since` returns everything that changed after this read
-   * (possibly again, never missing any), which is how clients catch up after a reconnect.
+   * A person's timers. Passing `cursor` back as `since` returns everything that changed
+   * after this read (possibly again, never missing any; see nextCursor), which is how
+   * clients catch up after a reconnect. `readAt` is the store's time before the query.
    */
-  async list(userId: string, filter: { status?: TimerStatus; since?: Date; limit?: number }): Promise<{ timers: Timer[]; cursor: Date; more: boolean }> {
-    const now = new Date((await this.store.now()).getTime() - 1);
-    const timers = await this.store.listTimers(userId, filter);
-    return { timers, ...nextCursor(timers, filter, now) };
+  async list(
+    userId: string,
+    filter: { status?: TimerStatus; since?: ChangePosition; limit?: number },
+  ): Promise<{ timers: Timer[]; cursor: ChangePosition; more: boolean; readAt: Date }> {
+    const readAt = await this.store.now();
+    const timers = await this.store.listTimers(userId, { status: filter.status, since: filter.since?.since, sinceId: filter.since?.sinceId, limit: filter.limit });
+    return { timers, readAt, ...nextCursor(timers, filter, readAt, this.store.changeLagMs()) };
   }
 
-  async extend(caller: Caller, id: string, seconds: number): Promise<CommandResult> {
+  /**
+   * With an Idempotency-Key (`idem`), a retry of a command that applied answers the timer as
+   * it is now and changes nothing; the key is recorded by the same write as the CAS.
+   */
+  async extend(caller: Caller, id: string, seconds: number, idem?: IdempotencyClaim): Promise<CommandResult> {
     checkDuration(this.limits, seconds, 'seconds');
-    const done = await this.store.extendTimer(id, caller.userId, seconds, {
-      maxExtensions: this.limits.maxExtensions,
-      maxTotalSeconds: this.limits.maxTotalSeconds,
-    });
+    const caps = { maxExtensions: this.limits.maxExtensions, maxTotalSeconds: this.limits.maxTotalSeconds };
+    const keyed = idem ? await this.store.extendTimerKeyed(id, caller.userId, seconds, caps, idem) : undefined;
+    if (keyed && keyed.kind !== 'refused') return this.keyedAnswer(keyed);
+    const done = keyed ? null : await this.store.extendTimer(id, caller.userId, seconds, caps);
     if (done) {
       this.events.publish(timerEvent('timer.extended', done));
       return { timer: done };
@@ -127,17 +157,28 @@ export class TimerService {
     throw wrongState(cur, 'extend');
   }
 
-  async checkIn(caller: Caller, id: string): Promise<CommandResult> {
-    return this.resolve(caller, id, 'safe');
+  async checkIn(caller: Caller, id: string, idem?: IdempotencyClaim): Promise<CommandResult> {
+    return this.resolve(caller, id, 'safe', idem);
   }
 
-  async cancel(caller: Caller, id: string): Promise<CommandResult> {
-    return this.resolve(caller, id, 'cancel');
+  async cancel(caller: Caller, id: string, idem?: IdempotencyClaim): Promise<CommandResult> {
+    return this.resolve(caller, id, 'cancel', idem);
   }
 
-  private async resolve(caller: Caller, id: string, command: 'safe' | 'cancel'): Promise<CommandResult> {
+  /** A keyed command that applied now (event, as without a key), or was applied before (no event). */
+  private keyedAnswer(r: Exclude<KeyedCommandResult, { kind: 'refused' }>): CommandResult {
+    if (r.kind === 'idempotency_mismatch') throw idempotencyMismatch();
+    if (r.kind === 'replayed') return { timer: r.timer, replayed: true };
+    const kind = r.timer.status === 'safe' ? 'timer.safe' : r.timer.status === 'cancelled' ? 'timer.cancelled' : 'timer.extended';
+    this.events.publish(timerEvent(kind, r.timer));
+    return { timer: r.timer };
+  }
+
+  private async resolve(caller: Caller, id: string, command: 'safe' | 'cancel', idem?: IdempotencyClaim): Promise<CommandResult> {
     const to = command === 'safe' ? 'safe' : 'cancelled';
-    const done = await this.store.resolveTimer(id, caller.userId, to);
+    const keyed = idem ? await this.store.resolveTimerKeyed(id, caller.userId, to, idem) : undefined;
+    if (keyed && keyed.kind !== 'refused') return this.keyedAnswer(keyed);
+    const done = keyed ? null : await this.store.resolveTimer(id, caller.userId, to);
     if (done) {
       this.events.publish(timerEvent(command === 'safe' ? 'timer.safe' : 'timer.cancelled', done));
       return { timer: done };
@@ -150,7 +191,11 @@ export class TimerService {
     throw wrongState(cur, command);
   }
 
-  /** I'm safe after the SOS: the timer stays expired, the incident becomes a false alarm, contacts hear they are safe. */
+  /**
+   * I'm safe after the SOS: the timer stays expired, the incident becomes a false alarm,
+   * contacts hear they are safe. The CAS records the all-clear as owed; this request
+   * completes it, and so does a repeat of the request or the sweeper's repair if it fails.
+   */
   private async falseAlarm(caller: Caller, timer: Timer): Promise<CommandResult> {
     let incident = await this.store.incidentForTimer(timer.id);
     if (!incident) {
@@ -161,38 +206,19 @@ export class TimerService {
     }
     for (let i = 0; i < 3; i++) {
       const d = decideIncident('false_alarm', incident.status);
-      if (d.kind === 'noop') return { timer, incident };
+      if (d.kind === 'noop') {
+        if (AllClear.owed(incident)) await this.allClear.complete(incident, caller.displayName);
+        return { timer, incident };
+      }
       if (d.kind === 'conflict') return { timer, incident }; // a moderator already closed it: nothing to undo
       const moved = await this.store.transitionIncident(incident.id, d.from, d.to, caller.userId);
       if (moved) {
-        await this.queueAllClear(moved, caller);
-        this.events.publish(incidentEvent(moved));
+        await this.allClear.complete(moved, caller.displayName);
         return { timer, incident: moved };
       }
       this.metrics.casConflicts.inc({ command: 'false_alarm' });
       incident = (await this.store.getIncident(incident.id)) ?? incident;
     }
     return { timer, incident };
-  }
-
-  /**
-   * One all-clear per contact that was sent the SOS (same idempotency scheme), within what
-   * the SOS left of the per-incident cap; the first contacts of the person's list first.
-   */
-  private async queueAllClear(incident: Incident, caller: Caller): Promise<void> {
-    const order = (await this.store.getContacts(incident.userId)).map((c) => c.id);
-    const recipients = await this.smsBudget.allClearRecipients(incident, order);
-    const body = allClearMessage({ personName: incident.displayName ?? caller.displayName });
-    await this.store.addDeliveries(
-      incident,
-      recipients.map((d) => ({
-        key: deliveryKey(incident.id, d.contactId, 'all_clear'),
-        contactId: d.contactId,
-        contactName: d.contactName,
-        phone: d.phone,
-        kind: 'all_clear' as const,
-        body,
-      })),
-    );
   }
 }

@@ -4,10 +4,16 @@
  * on the carrier: Twilio's adapter looks the message up first, Fast2SMS cannot.
  *
  *   pending ──claim──► sending ──ok──► sent ──receipt──► delivered
- *      ▲                  │ └─permanent─► failed              (receipt: undelivered → failed)
- *      └──retryable, attempts left──┘ └─retryable, no attempts left─► dead
+ *    ▲  │               │ ├─permanent─► failed              (receipt: undelivered → failed)
+ *    │  │               │ ├─retryable, no attempts left─► dead
+ *    └──┼───────────────┘ └─after "I'm safe", not sent─► superseded
+ *       │  retryable, attempts left
+ *       └─"I'm safe" before it went out─► superseded
+ *
+ * `superseded` is final: after "I'm safe" an SOS that has not gone out is not sent, and an
+ * all-clear whose SOS never reached the contact is not sent either.
  */
-export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead'] as const;
+export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead', 'superseded'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** `sos`: the alert; `all_clear`: the follow-up when the person checks in after the SOS. */
@@ -30,6 +36,8 @@ export interface Delivery {
   carrier?: string;
   providerMessageId?: string;
   lastError?: string;
+  /** an attempt ended without knowing whether the carrier took it (timeout, lapsed lease): the contact may have the text */
+  maybeAccepted?: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -68,12 +76,53 @@ export function outcomeOf(policy: RetryPolicy, attempt: number, result: AttemptR
   return { status: 'pending', error: result.code, retryInMs: backoffMs(policy, attempt, random) };
 }
 
-const RANK: Record<DeliveryStatus, number> = { pending: 0, sending: 1, sent: 2, failed: 3, dead: 3, delivered: 4 };
+const RANK: Record<DeliveryStatus, number> = { pending: 0, sending: 1, sent: 2, failed: 3, dead: 3, superseded: 3, delivered: 4 };
 
 /**
  * Carrier receipts move status only forward: a late `sent` never overwrites
  * `delivered`, a duplicate changes nothing. Returns the allowed prior states.
  */
 export function receiptFrom(to: 'sent' | 'delivered' | 'failed'): DeliveryStatus[] {
-  return DELIVERY_STATUSES.filter((s) => RANK[s] < RANK[to] && s !== 'dead' && s !== 'failed' && s !== 'pending');
+  return DELIVERY_STATUSES.filter((s) => RANK[s] < RANK[to] && s !== 'dead' && s !== 'failed' && s !== 'pending' && s !== 'superseded');
+}
+
+/** States a delivery never leaves by sending (receipts aside). */
+export const FINAL_DELIVERY: readonly DeliveryStatus[] = ['sent', 'delivered', 'failed', 'dead', 'superseded'];
+
+/**
+ * Whether the carrier may have taken a message after this attempt result. A carrier
+ * answer (an HTTP status, a carrier error code, a refused connection) is definite;
+ * a timeout, a reset or an unreadable answer is not: the message may be on its way.
+ */
+export function attemptMayHaveBeenAccepted(result: AttemptResult): boolean {
+  if (result.ok) return true;
+  if (!result.retryable) return false;
+  if (/^(http|twilio|fast2sms)_\d+$/.test(result.code)) return false;
+  return !['net_econnrefused', 'net_enotfound', 'net_eai_again'].includes(result.code);
+}
+
+/** Whether the contact may have received this SOS (sent, or an attempt whose outcome is unknown). */
+export function sosMayHaveReached(sos: Delivery): boolean {
+  if (sos.status === 'sent' || sos.status === 'delivered' || sos.status === 'sending') return true;
+  // failed by a receipt (undelivered) after the carrier took it: treat as reached, the all-clear is harmless
+  return sos.providerMessageId !== undefined || sos.maybeAccepted === true;
+}
+
+/**
+ * Who gets an all-clear, decided when the all-clear is created after "I'm safe": the
+ * contacts whose SOS went out or may have (sending now, or an ambiguous earlier attempt).
+ * A pending SOS that never left is superseded instead, and that contact hears nothing.
+ */
+export const wantsAllClear = (sos: Delivery): boolean => sos.kind === 'sos' && sosMayHaveReached(sos);
+
+/**
+ * What the dispatcher does with a claimed all-clear, given the same contact's SOS:
+ * wait while the SOS outcome is unknown (the all-clear must not arrive first), send once
+ * the SOS went out or may have, supersede when it definitely never reached the contact.
+ */
+export type AllClearStep = 'wait' | 'send' | 'supersede';
+export function allClearStep(sos: Delivery | null): AllClearStep {
+  if (!sos) return 'send';
+  if (sos.status === 'pending' || sos.status === 'sending') return 'wait';
+  return sosMayHaveReached(sos) ? 'send' : 'supersede';
 }

@@ -5,6 +5,13 @@ export const INCIDENT_STATUSES = ['active', 'acknowledged', 'resolved', 'false_a
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 export const OPEN_INCIDENT: readonly IncidentStatus[] = ['active', 'acknowledged'];
 
+/**
+ * Where the all-clear of a false alarm stands: the incident is its own outbox. The CAS to
+ * `false_alarm` records `pending`; creating the all-clears, superseding unsent SOS texts
+ * and publishing the update end with `done`. Absent: no all-clear owed.
+ */
+export type AllClearState = 'pending' | 'done';
+
 export interface Incident {
   id: string;
   timerId: string;
@@ -23,6 +30,7 @@ export interface Incident {
   displayName?: string;
   /** fence of the sweep that opened it */
   fence: number;
+  allClear?: AllClearState;
 }
 
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';

@@ -9,8 +9,13 @@ export type TimerStatus = (typeof TIMER_STATUSES)[number];
 export const LIVE: readonly TimerStatus[] = ['active', 'extended'];
 export const isLive = (s: TimerStatus): boolean => LIVE.includes(s);
 
-/** Where the escalation of an expired timer stands: the timer row is its own outbox. */
-export type EscalationState = 'none' | 'pending' | 'done';
+/**
+ * Where the escalation of an expired timer stands: the timer row is its own outbox.
+ * `failed`: it failed too many times in a row and is no longer retried every tick; it
+ * waits for a moderator (dead letter, listed in the admin API, counted in metrics).
+ */
+export type EscalationState = 'none' | 'pending' | 'done' | 'failed';
+export const ESCALATION_STATES = ['none', 'pending', 'done', 'failed'] as const satisfies readonly EscalationState[];
 
 export interface GeoPoint {
   lat: number;
@@ -34,6 +39,10 @@ export interface Timer {
   incidentId?: string;
   /** fence number of the sweep that expired the timer (0 when swept without a lock) */
   expiredByFence?: number;
+  /** escalations of this timer that failed (reset by none: a dead letter keeps its count) */
+  escalationAttempts?: number;
+  /** the last escalation error */
+  escalationError?: string;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

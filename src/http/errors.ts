@@ -13,6 +13,9 @@ const STATUS: Record<DomainErrorCode, number> = {
   unavailable: 503,
 };
 
+/** A store that is down or busy is usually back within seconds: clients retry after this. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
 interface BodyParserError {
   type: string;
   status?: number;
@@ -29,7 +32,7 @@ export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
     if (err instanceof DomainError) {
-      const retry = err.details?.retryAfterSeconds;
+      const retry = err.details?.retryAfterSeconds ?? (err.kind === 'unavailable' ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
       if (typeof retry === 'number') res.setHeader('Retry-After', String(retry));
       return sendError(res, STATUS[err.kind], err.code, err.message, err.details);
     }

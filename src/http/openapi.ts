@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import type { TimerLimits } from '../domain/limits.js';
-import { Contact, Delivery, ErrorBody, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
-import { ArmBody, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
+import { Contact, Delivery, ErrorBody, FailedEscalation, FailedEscalationList, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
+import { ArmBody, CommandIdempotencyKey, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
 
 type Json = Record<string, unknown>;
 export type Operation = Json & { operationId: string; responses: Record<string, Json> };
@@ -98,12 +98,18 @@ const userErrors = ['400', '401', '413', '500'];
 const public_: { security: Record<string, string[]>[] } = { security: [] };
 
 const timerOne = ok('The timer', obj({ timer: ref('schemas', 'Timer') }), requestId);
-const timerCommand = (id: string, summary: string, description: string, rest: { responses: Record<string, Json>; requestBody?: Json }): Operation => ({
+/** A command's answer: with `Idempotent-Replayed: true` when its Idempotency-Key had already applied it. */
+const timerCommandAnswer = (description: string, schema: Json) =>
+  ok(description, schema, { ...requestId, 'Idempotent-Replayed': { schema: { type: 'string', const: 'true' }, description: 'this Idempotency-Key had already applied the command; the timer as it is now' } });
+const REPEATS =
+  ' With `Idempotency-Key`, a retry of a request that applied changes nothing and answers the timer as it is now ' +
+  '(`Idempotent-Replayed: true`); the key used for another request (body, command or timer) answers 422.';
+const timerCommand = (id: string, summary: string, description: string, rest: { responses: Record<string, Json>; requestBody?: Json }, keyed = false): Operation => ({
   tags: ['timers'],
   operationId: id,
   summary,
-  description,
-  parameters: [ref('parameters', 'TimerId')],
+  description: keyed ? description + REPEATS : description,
+  parameters: keyed ? [ref('parameters', 'TimerId'), ref('parameters', 'CommandIdempotencyKey')] : [ref('parameters', 'TimerId')],
   ...rest,
 });
 
@@ -145,7 +151,9 @@ function paths(): Record<string, PathItem> {
         tags: ['timers'],
         operationId: 'listTimers',
         summary: "The caller's timers",
-        description: 'Pass the returned `cursor` back as `since` to catch up after a reconnect (may repeat, never misses).',
+        description:
+          'Pass the returned `cursor` back as `since` to catch up after a reconnect (may repeat, never misses). ' +
+          'With `since`, changes come oldest first, ordered by `(updatedAt, id)`; read again while `more` is true.',
         parameters: queryParameters(TimerQuery),
         responses: { '200': ok('Timers', ref('schemas', 'TimerList'), requestId), ...errors(...userErrors) },
       },
@@ -156,10 +164,16 @@ function paths(): Record<string, PathItem> {
       }),
     },
     '/v1/timers/{id}/extend': {
-      post: timerCommand('extendTimer', 'Extend a live timer', 'Adds `seconds` to the deadline, before it passes. Bounded per extension, in count and in total span.', {
-        requestBody: { required: true, content: json(ref('schemas', 'ExtendTimer')) },
-        responses: { '200': timerOne, ...errors(...userErrors, '404', '409') },
-      }),
+      post: timerCommand(
+        'extendTimer',
+        'Extend a live timer',
+        'Adds `seconds` to the deadline, before it passes. Bounded per extension, in count and in total span.',
+        {
+          requestBody: { required: true, content: json(ref('schemas', 'ExtendTimer')) },
+          responses: { '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })), ...errors(...userErrors, '404', '409', '422') },
+        },
+        true,
+      ),
     },
     '/v1/timers/{id}/safe': {
       post: timerCommand(
@@ -170,17 +184,24 @@ function paths(): Record<string, PathItem> {
         {
           requestBody: noBody,
           responses: {
-            '200': ok('The timer (and the incident when the SOS had gone out)', obj({ timer: ref('schemas', 'Timer'), incident: ref('schemas', 'Incident') }, ['timer']), requestId),
-            ...errors(...userErrors, '404', '409'),
+            '200': timerCommandAnswer('The timer (and the incident when the SOS had gone out)', obj({ timer: ref('schemas', 'Timer'), incident: ref('schemas', 'Incident') }, ['timer'])),
+            ...errors(...userErrors, '404', '409', '422'),
           },
         },
+        true,
       ),
     },
     '/v1/timers/{id}/cancel': {
-      post: timerCommand('cancelTimer', 'Cancel a live timer', 'Idempotent; an expired timer cannot be cancelled (409).', {
-        requestBody: noBody,
-        responses: { '200': timerOne, ...errors(...userErrors, '404', '409') },
-      }),
+      post: timerCommand(
+        'cancelTimer',
+        'Cancel a live timer',
+        'Idempotent; an expired timer cannot be cancelled (409).',
+        {
+          requestBody: noBody,
+          responses: { '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })), ...errors(...userErrors, '404', '409', '422') },
+        },
+        true,
+      ),
     },
     '/v1/me/contacts': {
       get: {
@@ -223,6 +244,26 @@ function paths(): Record<string, PathItem> {
     },
     '/v1/admin/incidents/{id}/resolve': {
       post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
+    },
+    '/v1/admin/escalations/failed': {
+      get: {
+        tags: ['admin'],
+        operationId: 'listFailedEscalations',
+        summary: 'Expired timers whose SOS escalation failed ESCALATION_MAX_ATTEMPTS times (dead letters, moderators)',
+        description: 'These are no longer retried: no incident may exist and no contact may have been texted. Oldest deadline first, at most 100.',
+        responses: { '200': ok('Dead-lettered escalations', ref('schemas', 'FailedEscalationList'), requestId), ...errors(...userErrors, '403') },
+      },
+    },
+    '/v1/admin/escalations/{timerId}/retry': {
+      post: {
+        tags: ['admin'],
+        operationId: 'retryFailedEscalation',
+        summary: 'Send a dead-lettered escalation back to the sweep (moderators)',
+        description: 'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
+        parameters: [parameter('timerId', 'path', true, z.toJSONSchema(IdParam, generate))],
+        requestBody: noBody,
+        responses: { '200': ok('The timer', obj({ timer: ref('schemas', 'FailedEscalation') }), requestId), ...errors(...userErrors, '403', '404') },
+      },
     },
     '/v1/admin/users/{userId}/timers': {
       get: {
@@ -338,6 +379,8 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['IncidentWithDeliveries', IncidentWithDeliveries],
     ['IncidentList', IncidentList],
     ['Delivery', Delivery],
+    ['FailedEscalation', FailedEscalation],
+    ['FailedEscalationList', FailedEscalationList],
     ['Contact', Contact],
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
@@ -388,6 +431,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         TimerId: parameter('id', 'path', true, z.toJSONSchema(IdParam, generate)),
         IncidentId: parameter('id', 'path', true, z.toJSONSchema(IdParam, generate)),
         IdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(IdempotencyKey, generate)),
+        CommandIdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(CommandIdempotencyKey, generate)),
       },
       responses: {
         BadRequest: errorResponse('Invalid request (`validation_failed`, `out_of_range`, `malformed_json`, `total_duration_exceeded`)'),
@@ -395,7 +439,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         Forbidden: errorResponse('Moderators only'),
         NotFound: errorResponse('No such timer or incident for this caller'),
         Conflict: errorResponse('The command does not apply in the current state; `details.status` says which state'),
-        IdempotencyMismatch: errorResponse('The Idempotency-Key was used with a different body'),
+        IdempotencyMismatch: errorResponse('`idempotency_key_reused`: the Idempotency-Key was used with a different request (body, command or timer)'),
         PayloadTooLarge: errorResponse('The body exceeds BODY_LIMIT'),
         Internal: errorResponse('Unexpected error; quote the X-Request-Id'),
       },

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { E164 } from '../domain/contact.js';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
-import { TIMER_STATUSES } from '../domain/timer.js';
+import { ESCALATION_STATES, TIMER_STATUSES } from '../domain/timer.js';
 
 const at = (description: string) => z.iso.datetime().meta({ description });
 
@@ -26,10 +26,16 @@ export const Timer = z.object({
   incidentId: z.string().meta({ description: 'set once the SOS incident is open' }).optional(),
 });
 
+const cursor = z.string().meta({
+  description: 'opaque; pass it back as `since` to read what changed after this answer (a change may come again, none is skipped)',
+});
+const serverTime = at('the store’s clock when the read began');
+
 export const TimerList = z.object({
   timers: z.array(Timer),
-  cursor: at('pass back as `since` to catch up'),
+  cursor,
   more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+  serverTime,
 });
 
 export const Incident = z.object({
@@ -47,6 +53,7 @@ export const Incident = z.object({
   locationName: z.string().optional(),
   location: GeoPoint.optional(),
   displayName: z.string().optional(),
+  allClear: z.enum(['pending', 'done']).meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' }).optional(),
 });
 
 const DELIVERY_KINDS = ['sos', 'all_clear'] as const satisfies readonly DeliveryKind[];
@@ -62,6 +69,7 @@ export const Delivery = z.object({
   attempts: z.int().min(0),
   carrier: z.string().optional(),
   lastError: z.string().optional(),
+  maybeAccepted: z.boolean().meta({ description: 'an attempt ended without knowing whether the carrier took the text (timeout, lost lease)' }).optional(),
   nextAttemptAt: at('when the next attempt is due'),
   updatedAt: at('last change'),
 });
@@ -70,9 +78,18 @@ export const IncidentWithDeliveries = Incident.extend({ deliveries: z.array(Deli
 
 export const IncidentList = z.object({
   incidents: z.array(IncidentWithDeliveries),
-  cursor: at('pass back as `since`'),
+  cursor,
   more: z.boolean().meta({ description: 'a full page came back: read again with the new cursor' }),
+  serverTime,
 });
+
+export const FailedEscalation = Timer.extend({
+  escalation: z.enum(ESCALATION_STATES),
+  escalationAttempts: z.int().min(0),
+  escalationError: z.string().meta({ description: 'the last escalation error' }).optional(),
+});
+
+export const FailedEscalationList = z.object({ timers: z.array(FailedEscalation) });
 
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
 

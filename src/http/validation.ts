@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { E164, MAX_CONTACTS } from '../domain/contact.js';
+import { decodeCursor, type ChangePosition } from '../app/cursor.js';
 import { Invalid } from '../domain/errors.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
 import { PAGE_SIZE } from '../domain/paging.js';
@@ -38,11 +39,25 @@ export const ContactsBody = z.strictObject({
     .meta({ description: 'No number may appear twice.' }),
 });
 
-const since = z.iso
-  .datetime({ offset: true })
-  .transform((s) => new Date(s))
+const isoTime = z.iso.datetime({ offset: true });
+/** An ISO time (what older clients send) or a cursor from a list answer. */
+const since = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'an ISO 8601 time with offset, or a cursor')
+  .meta({ examples: ['2026-01-01T00:00:00.000Z'] })
+  .transform((s, ctx): ChangePosition => {
+    if (isoTime.safeParse(s).success) return { since: new Date(s) };
+    const p = decodeCursor(s);
+    if (p) return p;
+    ctx.addIssue({ code: 'custom', message: 'must be a `cursor` from a list answer or an ISO 8601 time with offset' });
+    return z.NEVER;
+  })
   .optional()
-  .meta({ description: 'only what changed after this time (ISO 8601 with offset)' });
+  .meta({
+    description: 'only what changed after this point: the `cursor` of an earlier answer (opaque), or an ISO 8601 time with offset',
+  });
 const limit = z.coerce.number().int().min(1).max(PAGE_SIZE).optional();
 
 export const TimerQuery = z.strictObject({ status: z.enum(TIMER_STATUSES).optional(), since, limit });
@@ -54,4 +69,10 @@ export const IdempotencyKey = z
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
   .meta({ description: 'Makes arming safe to retry: the same key with the same body returns the same timer.' });
+/** The same header on extend, safe and cancel: one key, one command on one timer. */
+export const CommandIdempotencyKey = IdempotencyKey.meta({
+  description:
+    'Makes the command safe to retry: the same key with the same request (command, timer and body) applies once; a repeat answers ' +
+    'the timer as it is now with `Idempotent-Replayed: true`. A key already used for another request answers 422.',
+});
 export const IdParam = z.string().min(1).max(200);

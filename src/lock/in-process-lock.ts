@@ -1,4 +1,8 @@
-/** Lock adapter for one process (embedded mode): a map of leases with expiry. */
+/**
+ * Lock adapter for one process (embedded mode): a map of leases with expiry. Its fence
+ * counter lives in memory: the first acquisition after start continues above
+ * `fenceFloor` (the store's highest recorded fence), so fences keep increasing across restarts.
+ */
 import { randomUUID } from 'node:crypto';
 import type { Lease, Lock } from './port.js';
 
@@ -10,10 +14,24 @@ interface Held {
 export class InProcessLock implements Lock {
   private readonly held = new Map<string, Held>();
   private fence = 0;
+  private seeding: Promise<void> | undefined;
 
-  constructor(private readonly nowMs: () => number = Date.now) {}
+  constructor(
+    private readonly nowMs: () => number = Date.now,
+    private readonly fenceFloor: () => Promise<number> = async () => 0,
+  ) {}
 
   async acquire(name: string, ttlMs: number): Promise<Lease | null> {
+    this.seeding ??= this.fenceFloor().then(
+      (floor) => {
+        this.fence = Math.max(this.fence, Math.floor(floor));
+      },
+      (err: unknown) => {
+        this.seeding = undefined; // ask again on the next acquisition
+        throw err;
+      },
+    );
+    await this.seeding;
     const cur = this.held.get(name);
     const now = this.nowMs();
     if (cur && cur.until > now) return null;

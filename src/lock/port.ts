@@ -6,7 +6,10 @@
 export interface Lease {
   /** random token proving ownership; release/extend act only when it still matches */
   readonly token: string;
-  /** strictly increasing per lock name across all holders (0 when no fence is available) */
+  /**
+   * strictly increasing per lock name across all holders (0 when no fence is available),
+   * across lock-service restarts too: a lost counter continues above the store's highest recorded fence
+   */
   readonly fence: number;
   /** Prolong the lease to `ttlMs` from now; false when it was lost (expired, taken over). */
   extend(ttlMs: number): Promise<boolean>;

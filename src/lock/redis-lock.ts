@@ -1,12 +1,15 @@
 /**
  * Lock adapter for cluster mode: one Redis key per lock name holding the holder's
  * token (`SET NX PX`), token-checked release/extend, and a per-name fence counter.
+ * Both keys of a lock carry the name as a hash tag (`<prefix>{name}`,
+ * `<prefix>{name}:fence`), so each script touches one slot and runs on Redis Cluster.
  * The ./redis/*.lua scripts are loaded at connect and again on NOSCRIPT (Redis forgets
  * them on restart or failover).
  *
- * Nothing here is durable: after a Redis restart locks are free and fences restart at 1.
- * That is fine because the lock only saves work (the store's compare-and-swap keeps
- * escalations exactly-once) and the fence is for diagnosis.
+ * Redis keeps nothing durable: after a restart locks are free (the lock only saves work;
+ * the store's compare-and-swap keeps escalations exactly-once) and the fence counter is
+ * gone. The first holder after that seeds it from `fenceFloor` (the store's highest
+ * recorded fence), so fences keep increasing across Redis restarts.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,8 +21,13 @@ import type { Lease, Lock } from './port.js';
 export interface RedisLockOptions {
   /** `redis://…` URL of the Redis that holds the locks. Required. */
   url: string;
-  /** Prefix of every key written; the fence of lock `n` is `<prefix>n:fence`. Default `vigil:lock:`. */
+  /** Prefix of every key written: lock `n` is `<prefix>{n}`, its fence `<prefix>{n}:fence`. Default `vigil:lock:`. */
   keyPrefix?: string;
+  /**
+   * The highest fence already used (the store's record), read only when the fence counter
+   * is missing (a restarted or flushed Redis). Default: 0, i.e. fences restart at 1.
+   */
+  fenceFloor?: () => Promise<number>;
   /** Goes into every token (`<replicaId>:<uuid>`), so the lock key names the replica that holds it. Default `<hostname>:<pid>`. */
   replicaId?: string;
   /** How long `connect()` waits for the first connection and the script loads; also each TCP connect attempt's limit. Default 5000. */
@@ -33,13 +41,14 @@ export interface RedisLockOptions {
 }
 
 type Client = ReturnType<typeof newClient>;
-type ScriptName = 'acquire' | 'release' | 'extend';
+type ScriptName = 'acquire' | 'release' | 'extend' | 'seed';
 
 // Read once per process; the build copies src/**/*.lua next to the compiled file.
 const SOURCES: Readonly<Record<ScriptName, string>> = {
   acquire: readFileSync(new URL('./redis/acquire.lua', import.meta.url), 'utf8'),
   release: readFileSync(new URL('./redis/release.lua', import.meta.url), 'utf8'),
   extend: readFileSync(new URL('./redis/extend.lua', import.meta.url), 'utf8'),
+  seed: readFileSync(new URL('./redis/seed.lua', import.meta.url), 'utf8'),
 };
 
 export class RedisLock implements Lock {
@@ -57,6 +66,7 @@ export class RedisLock implements Lock {
     const o: Required<RedisLockOptions> = {
       url: options.url,
       keyPrefix: options.keyPrefix ?? 'vigil:lock:',
+      fenceFloor: options.fenceFloor ?? (async () => 0),
       replicaId: options.replicaId ?? `${hostname()}:${process.pid}`,
       connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
       commandTimeoutMs: options.commandTimeoutMs ?? 2_000,
@@ -77,6 +87,7 @@ export class RedisLock implements Lock {
         acquire: await client.scriptLoad(SOURCES.acquire),
         release: await client.scriptLoad(SOURCES.release),
         extend: await client.scriptLoad(SOURCES.extend),
+        seed: await client.scriptLoad(SOURCES.seed),
       };
     };
     try {
@@ -91,8 +102,21 @@ export class RedisLock implements Lock {
   async acquire(name: string, ttlMs: number): Promise<Lease | null> {
     const key = this.key(name);
     const token = `${this.options.replicaId}:${randomUUID()}`;
-    const reply = await this.run('acquire', name, [key, `${key}:fence`], [token, px(ttlMs)]);
+    const keys = [key, `${key}:fence`];
+    let reply = await this.run('acquire', name, keys, [token, px(ttlMs)]);
     if (reply === null) return null;
+    if (Number(reply) === 0) {
+      // the counter is gone (Redis restarted or flushed): continue above the store's highest fence
+      let floor: number;
+      try {
+        floor = await this.options.fenceFloor();
+      } catch (err) {
+        await this.run('release', name, [key], [token]).catch(() => undefined);
+        throw Unavailable('lock_unavailable', `redis lock: cannot read the highest recorded fence to seed "${name}"`, err);
+      }
+      reply = await this.run('seed', name, keys, [token, String(Math.max(0, Math.floor(floor)))]);
+      if (reply === null) return null; // lapsed meanwhile: someone else may hold it now
+    }
     return this.lease(name, key, token, Number(reply));
   }
 
@@ -126,8 +150,9 @@ export class RedisLock implements Lock {
     };
   }
 
+  /** `{name}` is a hash tag: the lock key and its fence key land in the same Redis Cluster slot. */
   private key(name: string): string {
-    return `${this.options.keyPrefix}${name}`;
+    return `${this.options.keyPrefix}{${name}}`;
   }
 
   /** EVALSHA; on NOSCRIPT (Redis restarted or flushed its script cache) load the script again and retry once. */

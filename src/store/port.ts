@@ -45,8 +45,28 @@ export interface NewDelivery {
 export interface ChangedSince {
   /** only records whose updatedAt is strictly after this */
   since?: Date;
+  /**
+   * With `since`: also the records updated at exactly `since` whose id sorts after this one
+   * (keyset paging on `(updatedAt, id)`, so records sharing a millisecond are never skipped).
+   * Records changed since are ordered by `(updatedAt, id)`.
+   */
+  sinceId?: string;
   limit?: number;
 }
+
+/**
+ * The answer to a timer command carrying an Idempotency-Key. The key is recorded in the same
+ * write as the compare-and-swap, so a retry can never apply the command twice.
+ */
+export type KeyedCommandResult =
+  /** the command applied now; the key is recorded with it */
+  | { kind: 'applied'; timer: Timer }
+  /** this key already applied this command to this timer: nothing changed, the timer as it is now */
+  | { kind: 'replayed'; timer: Timer }
+  /** the key was already used by this person for another request (body, command or timer) */
+  | { kind: 'idempotency_mismatch' }
+  /** the CAS refused (not live, caps, deadline, not theirs): nothing recorded, decide as without a key */
+  | { kind: 'refused' };
 
 export interface DeliveryOutcome {
   status: 'sent' | 'pending' | 'failed' | 'dead';
@@ -54,6 +74,8 @@ export interface DeliveryOutcome {
   providerMessageId?: string;
   error?: string;
   nextAttemptAt?: Date;
+  /** the carrier may have taken it although the attempt did not say so (sticky once set) */
+  maybeAccepted?: boolean;
 }
 
 export interface Store {
@@ -62,26 +84,62 @@ export interface Store {
   /** Readiness of the underlying connection. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+  /**
+   * How long after its `updatedAt` a change may still become visible to a reader (the
+   * store stamps inside the write; what remains is the commit). List cursors stay this
+   * far behind `now()`, so a change that commits late is still after the cursor.
+   */
+  changeLagMs(): number;
 
   // ── timers ────────────────────────────────────────────────────────────────
   /** Create a live timer; at most one live timer per person; honours an idempotency claim. */
   armTimer(t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult>;
   /** One timer, only if it belongs to `userId` (omit `userId` for moderators). */
   getTimer(id: string, userId?: string): Promise<Timer | null>;
-  /** A person's timers, newest first, optionally by status / changed since. */
+  /** A person's timers, newest first, optionally by status; changed since: oldest change first. */
   listTimers(userId: string, filter?: { status?: TimerStatus } & ChangedSince): Promise<Timer[]>;
   /** CAS live → extended, adding `seconds` to the deadline; only before the deadline and below the caps. */
   extendTimer(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Promise<Timer | null>;
   /** CAS live → safe | cancelled. */
   resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null>;
+  /**
+   * extendTimer under an Idempotency-Key (scoped per person; the fingerprint covers command,
+   * timer and body): the key is checked and recorded in the same write as the CAS.
+   */
+  extendTimerKeyed(
+    id: string,
+    userId: string,
+    seconds: number,
+    caps: { maxExtensions: number; maxTotalSeconds: number },
+    idem: IdempotencyClaim,
+  ): Promise<KeyedCommandResult>;
+  /** resolveTimer under an Idempotency-Key, as extendTimerKeyed. */
+  resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult>;
   /** CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`. */
   claimDueTimers(limit: number, fence: number): Promise<Timer[]>;
   /** Expired timers whose escalation is still pending (crash repair), oldest deadline first. */
   pendingEscalations(limit: number): Promise<Timer[]>;
   /** CAS escalation pending → done, recording the incident. */
   markEscalated(timerId: string, incidentId: string): Promise<boolean>;
+  /**
+   * Count one failed escalation (`escalationAttempts` + 1, `escalationError`); at
+   * `maxAttempts` the escalation becomes `failed` (dead letter: no longer pending, no longer
+   * repaired every tick). Only while pending; `null` otherwise.
+   */
+  recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null>;
+  /** Dead-lettered escalations, oldest deadline first. */
+  failedEscalations(limit: number): Promise<Timer[]>;
+  /** CAS escalation failed → pending with the failure count reset (a moderator retries it); the last error is kept. */
+  retryEscalation(timerId: string): Promise<Timer | null>;
   /** Live timers past their deadline: how many and the oldest deadline (queue age). */
   overdue(): Promise<{ count: number; oldest?: Date }>;
+  /** How many expired timers still have their escalation pending (a count, not a read of the rows). */
+  countPendingEscalations(): Promise<number>;
+  /**
+   * The highest sweep fence recorded in the data (incidents, and timers still pending
+   * escalation); 0 when none. A lock whose counter was lost (Redis restarted) continues above it.
+   */
+  maxRecordedFence(): Promise<number>;
 
   // ── incidents ─────────────────────────────────────────────────────────────
   /** Create the incident of an expired timer, or return the existing one (unique per timer). */
@@ -89,18 +147,33 @@ export interface Store {
   getIncident(id: string): Promise<Incident | null>;
   incidentForTimer(timerId: string): Promise<Incident | null>;
   listIncidents(filter?: { status?: IncidentStatus } & ChangedSince): Promise<Incident[]>;
-  /** CAS incident from one of `from` to `to`, recording who did it. */
+  /**
+   * CAS incident from one of `from` to `to`, recording who did it. Moving to `false_alarm`
+   * records `allClear: 'pending'` in the same write (the incident is the all-clear's outbox).
+   */
   transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null>;
+  /** Incidents whose all-clear is still pending (crash repair), oldest update first. */
+  pendingAllClears(limit: number): Promise<Incident[]>;
+  /** CAS allClear pending → done. */
+  markAllClearDone(incidentId: string): Promise<boolean>;
 
   // ── deliveries ────────────────────────────────────────────────────────────
   /** Insert deliveries that do not exist yet (unique per key); returns all of the incident's deliveries. */
   addDeliveries(incident: Incident, list: NewDelivery[]): Promise<Delivery[]>;
   deliveriesFor(incidentIds: string[]): Promise<Delivery[]>;
   getDelivery(key: string): Promise<Delivery | null>;
-  /** Lease up to `limit` deliveries that are due (pending and due, or sending with a lapsed lease), counting the attempt. */
+  /**
+   * Lease up to `limit` deliveries that are due (pending and due, or sending with a lapsed lease), counting the attempt.
+   * A lapsed lease marks the delivery `maybeAccepted` (the lost attempt may have gone out). An all-clear is not
+   * claimed while the same contact's SOS of that incident is pending or sending: it never overtakes the SOS.
+   */
   claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]>;
   /** CAS sending(attempt) → outcome. `null` if the lease was lost to another dispatcher. */
   recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null>;
+  /** CAS pending SOS deliveries of the incident → superseded (never sent); returns those it moved. */
+  supersedePendingSos(incidentId: string): Promise<Delivery[]>;
+  /** CAS sending(attempt) → superseded without a carrier call (the claim's attempt is given back). */
+  supersedeClaimed(key: string, attempt: number, reason: string): Promise<Delivery | null>;
   /** Move a delivery forward on a carrier receipt; `null` when it would move backwards or repeat. */
   applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null>;
   /** SMS counted against the caps: deliveries created for `userId` since `since`. */

@@ -37,7 +37,13 @@ export function incidentView(i: Incident) {
     locationName: i.locationName,
     location: i.location,
     displayName: i.displayName,
+    allClear: i.allClear,
   };
+}
+
+/** An escalation moderators must look at (dead letter): the timer and why it failed. */
+export function failedEscalationView(t: Timer) {
+  return { ...timerView(t), escalation: t.escalation, escalationAttempts: t.escalationAttempts ?? 0, escalationError: t.escalationError };
 }
 
 /** Deliveries as moderators see them; the phone is masked (they read full numbers over REST). */
@@ -53,6 +59,7 @@ export function deliveryView(d: Delivery, maskPhone: (p: string) => string) {
     attempts: d.attempts,
     carrier: d.carrier,
     lastError: d.lastError,
+    maybeAccepted: d.maybeAccepted,
     nextAttemptAt: iso(d.nextAttemptAt),
     updatedAt: iso(d.updatedAt),
   };

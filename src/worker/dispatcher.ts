@@ -4,9 +4,15 @@
  * slow or bad number never holds back the rest. A lease that lapses (crash, hang) makes
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
+ * `stop()` refuses new ticks and waits for the running one and its sends, so no send
+ * starts after shutdown began and nothing is recorded after the store closes.
+ *
+ * After "I'm safe" nothing alarming goes out: a claimed SOS of a false alarm is
+ * superseded instead of sent, and a claimed all-clear (never claimed while its contact's
+ * SOS is pending or sending) goes only if that SOS went out or may have.
  */
 import type { Logger } from 'pino';
-import { outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
+import { allClearStep, attemptMayHaveBeenAccepted, deliveryKey, outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
@@ -23,6 +29,8 @@ export interface DispatchSettings {
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
+  private ticking: Promise<number> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -35,10 +43,28 @@ export class Dispatcher {
   ) {}
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
-  async tick(): Promise<number> {
+  tick(): Promise<number> {
+    if (this.stopped) return Promise.resolve(0);
+    // one tick at a time: the scheduler's dispatch tick and the post-sweep kick may meet
+    this.ticking ??= this.claimAndSend().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  /** Refuse new ticks, then wait for the running tick and every send in flight; safe to call twice. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.ticking?.catch(() => undefined);
+    await this.drain();
+  }
+
+  private async claimAndSend(): Promise<number> {
     const free = this.settings.maxInFlight - this.inFlight.size;
     if (free <= 0) return 0;
     const claimed = await this.store.claimDeliveries(free, this.settings.leaseMs);
+    // stopped while claiming: what was just leased is sent anyway (the store is still open
+    // until stop() resolves), so its lease does not have to lapse before a retry
     for (const d of claimed) {
       const p = this.sendOne(d).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
@@ -55,8 +81,36 @@ export class Dispatcher {
     return this.inFlight.size;
   }
 
+  /** Why this claimed delivery must not be sent now, if so: superseded (final) or waiting for its SOS. */
+  private async hold(d: Delivery): Promise<'superseded' | 'wait' | null> {
+    if (d.kind === 'sos') {
+      const incident = await this.store.getIncident(d.incidentId);
+      return incident?.status === 'false_alarm' ? 'superseded' : null;
+    }
+    const step = allClearStep(await this.store.getDelivery(deliveryKey(d.incidentId, d.contactId, 'sos')));
+    return step === 'send' ? null : step === 'wait' ? 'wait' : 'superseded';
+  }
+
+  private async notSent(d: Delivery, why: 'superseded' | 'wait'): Promise<void> {
+    if (why === 'wait') {
+      // the claim rule keeps this from happening; should it, give the claim back and look again later
+      const now = await this.store.now();
+      const back = await this.store.recordAttempt(d.key, d.attempts, { status: 'pending', carrier: d.carrier ?? this.carrier.name, error: 'waiting_for_sos', nextAttemptAt: new Date(now.getTime() + this.settings.leaseMs) });
+      if (back) this.events.publish(deliveryEvent(back, maskPhone));
+      return;
+    }
+    const reason = d.kind === 'sos' ? 'false_alarm' : 'sos_not_sent';
+    const done = await this.store.supersedeClaimed(d.key, d.attempts, reason);
+    if (!done) return;
+    this.metrics.deliveries.inc({ carrier: 'none', outcome: 'superseded' });
+    this.log.info({ delivery: d.key, incident: d.incidentId, kind: d.kind, reason, recipient: maskPhone(d.phone) }, 'delivery superseded, not sent');
+    this.events.publish(deliveryEvent(done, maskPhone));
+  }
+
   private async sendOne(d: Delivery): Promise<void> {
     try {
+      const held = await this.hold(d);
+      if (held) return await this.notSent(d, held);
       const { retry } = this.settings;
       let result: AttemptResult;
       if (d.attempts > retry.maxAttempts) {
@@ -78,6 +132,7 @@ export class Dispatcher {
         providerMessageId: o.status === 'sent' ? o.providerMessageId : undefined,
         error: o.status === 'sent' ? undefined : o.error,
         nextAttemptAt: o.status === 'pending' ? new Date(now.getTime() + o.retryInMs) : undefined,
+        maybeAccepted: !result.ok && attemptMayHaveBeenAccepted(result),
       });
       this.metrics.deliveries.inc({ carrier: result.carrier, outcome: o.status === 'pending' ? 'retry' : o.status });
       if (!recorded) {
@@ -92,11 +147,22 @@ export class Dispatcher {
         'delivery attempt recorded',
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));
+      if (recorded.kind === 'sos' && recorded.status === 'pending') await this.endAfterFalseAlarm(recorded);
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
       this.metrics.loopErrors.inc({ loop: 'dispatch' });
       this.log.error({ err, delivery: d.key }, 'delivery attempt could not be recorded');
     }
+  }
+
+  /**
+   * An SOS back to pending after "I'm safe" arrived during its attempt: supersede it now
+   * rather than at its next claim, so its contact's all-clear does not wait out the backoff.
+   */
+  private async endAfterFalseAlarm(sos: Delivery): Promise<void> {
+    const incident = await this.store.getIncident(sos.incidentId);
+    if (incident?.status !== 'false_alarm') return;
+    for (const d of await this.store.supersedePendingSos(sos.incidentId)) this.events.publish(deliveryEvent(d, maskPhone));
   }
 }
 

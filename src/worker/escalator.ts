@@ -6,16 +6,20 @@
  * its events go out whatever the caps say, so moderators always see the SOS.
  */
 import type { Logger } from 'pino';
+import { AllClear } from '../app/all-clear.js';
 import { newId } from '../app/ids.js';
 import type { SmsBudget } from '../app/sms-budget.js';
 import { deliveryKey } from '../domain/delivery.js';
 import { sosMessage } from '../domain/messages.js';
+import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
 
 export class Escalator {
+  private readonly allClear: AllClear;
+
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
@@ -23,7 +27,31 @@ export class Escalator {
     private readonly log: Logger,
     /** shared with the timer service */
     private readonly smsBudget: SmsBudget,
-  ) {}
+  ) {
+    this.allClear = new AllClear(store, events, smsBudget);
+  }
+
+  /**
+   * A dead-lettered escalation still reaches moderators if the store lets it: the incident
+   * is opened (or found) and `sos.triggered` published, without contacts. Best effort: when
+   * opening the incident is what fails, the failed-escalation list and alert remain.
+   */
+  async openForModerators(timer: Timer, fence: number): Promise<Incident | null> {
+    try {
+      const { incident } = await this.store.openIncident(timer, fence, newId('inc'));
+      this.events.publish(sosEvent(incident));
+      return incident;
+    } catch (err) {
+      this.log.error({ err, timer: timer.id }, 'dead-lettered escalation: the incident could not be opened either');
+      return null;
+    }
+  }
+
+  /** Repair of a false alarm whose all-clear was left pending (the request failed or crashed half-way). */
+  async completeAllClear(incident: Incident): Promise<void> {
+    const r = await this.allClear.complete(incident);
+    this.log.info({ incident: incident.id, allClears: r.created, superseded: r.superseded }, 'all-clear completed by repair');
+  }
 
   async escalate(timer: Timer, fence: number): Promise<void> {
     const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));

@@ -1,7 +1,8 @@
 /**
  * The node-cron ticks of a replica: sweep (under the lock) and dispatch (leases).
- * Ticks never throw; `stop()` stops the ticks and waits for the running sweep and
- * the sends in flight. Safe to call twice.
+ * Ticks never throw; `stop()` stops the ticks and waits for the running sweep, the
+ * running dispatch tick and the sends in flight. Safe to call twice. node-cron's
+ * `destroy()` does not wait for a running task, so the workers' own stops do.
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
@@ -52,7 +53,7 @@ export class Scheduler {
       for (const t of this.tasks) await t.destroy();
       this.tasks = [];
       await this.sweeping.catch(() => undefined);
-      await this.dispatcher.drain();
+      await this.dispatcher.stop();
     })();
     return this.stopping;
   }

@@ -2,8 +2,10 @@
  * One sweep: take the lock → repair pending escalations → claim due timers in batches
  * (CAS) → escalate each → release. The lock only keeps replicas from doing the same
  * work; when the lock service is down every replica sweeps and the CAS keeps each
- * escalation exactly-once. A sweep that runs long extends its lease; when an extension
- * fails it stops claiming and finishes only what it already claimed.
+ * escalation exactly-once. While it holds the lock a timer renews the lease every TTL/3,
+ * whatever the sweep is doing (a long batch on a slow store included); when a renewal
+ * fails the sweep's abort signal fires: it claims nothing more and finishes only what it
+ * already claimed.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -20,6 +22,8 @@ export interface SweepSettings {
   batchSize: number;
   /** escalations run concurrently within a batch */
   concurrency: number;
+  /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
+  maxEscalationAttempts: number;
 }
 
 export interface SweepReport {
@@ -27,6 +31,8 @@ export interface SweepReport {
   fence: number;
   claimed: number;
   repaired: number;
+  /** false alarms whose pending all-clear this sweep completed (absent: none) */
+  allClears?: number;
   escalated: number;
   failed: number;
   lostLease: boolean;
@@ -96,8 +102,9 @@ export class Sweeper {
     const startedAt = new Date();
     const end = this.metrics.sweepDuration.startTimer();
     if (lease) this.metrics.lockHolder.set(1);
+    const renewal = lease ? this.renew(lease, report) : undefined;
     try {
-      await this.run(lease, report);
+      await this.run(renewal?.signal, report);
       this.metrics.lastSweep.set(Date.now() / 1000);
       this.metrics.sweeps.inc({ outcome: report.outcome });
     } catch (err) {
@@ -106,6 +113,7 @@ export class Sweeper {
       this.metrics.loopErrors.inc({ loop: 'sweep' });
       this.log.error({ err, fence: report.fence }, 'sweep failed; the next tick retries');
     } finally {
+      renewal?.stop();
       end();
       this.metrics.sweepClaimed.observe(report.claimed);
       if (lease) {
@@ -114,7 +122,7 @@ export class Sweeper {
         await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
       }
       // one line per sweep that held the lock or ran without it: which fence swept when, and what it did
-      const busy = report.claimed > 0 || report.repaired > 0 || report.failed > 0 || report.lostLease || report.outcome !== 'swept';
+      const busy = report.claimed > 0 || report.repaired > 0 || (report.allClears ?? 0) > 0 || report.failed > 0 || report.lostLease || report.outcome !== 'swept';
       this.log[busy ? 'info' : 'debug'](
         { sweep: { ...report, startedAt: startedAt.toISOString(), endedAt: new Date().toISOString() } },
         'sweep',
@@ -123,31 +131,64 @@ export class Sweeper {
     return report;
   }
 
-  private async run(lease: Lease | null, report: SweepReport): Promise<void> {
-    const { batchSize, lockTtlMs } = this.settings;
-    let lastExtend = performance.now();
-    const keepLease = async (): Promise<boolean> => {
-      if (!lease || performance.now() - lastExtend < lockTtlMs / 3) return true;
-      const ok = await lease.extend(lockTtlMs).catch(() => false);
-      this.metrics.lockExtensions.inc({ result: ok ? 'ok' : 'lost' });
-      lastExtend = performance.now();
-      if (!ok) {
-        report.lostLease = true;
-        this.log.warn({ fence: report.fence }, 'lost the sweep lease; finishing what was claimed and claiming nothing more');
-      }
-      return ok;
+  /**
+   * Renew the lease every TTL/3 on a timer, independent of the work: a batch slower than
+   * the TTL must not let it lapse. The first failed renewal aborts the signal and ends
+   * the renewals; `stop()` ends them when the sweep is over.
+   */
+  private renew(lease: Lease, report: SweepReport): { signal: AbortSignal; stop: () => void } {
+    const { lockTtlMs } = this.settings;
+    const lost = new AbortController();
+    let extending = false;
+    const timer = setInterval(() => {
+      if (extending || lost.signal.aborted) return; // a renewal still waiting for Redis: do not pile up
+      extending = true;
+      void lease
+        .extend(lockTtlMs)
+        .catch(() => false)
+        .then((ok) => {
+          extending = false;
+          if (lost.signal.aborted) return; // the sweep ended meanwhile
+          this.metrics.lockExtensions.inc({ result: ok ? 'ok' : 'lost' });
+          if (ok) return;
+          clearInterval(timer);
+          report.lostLease = true;
+          lost.abort();
+          this.log.warn({ fence: report.fence }, 'lost the sweep lease; finishing what was claimed and claiming nothing more');
+        });
+    }, lockTtlMs / 3);
+    return {
+      signal: lost.signal,
+      stop: () => {
+        clearInterval(timer);
+        if (!lost.signal.aborted) lost.abort();
+      },
     };
+  }
+
+  private async run(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
+    const { batchSize } = this.settings;
 
     // 1. repair: escalations left pending by a crash (or by a failed escalation)
     const pending = await this.store.pendingEscalations(batchSize);
     report.repaired = pending.length;
     await this.escalateAll(pending, report);
 
+    // 1b. repair: all-clears owed by false alarms whose request failed or crashed half-way
+    for (const incident of await this.store.pendingAllClears(batchSize)) {
+      try {
+        await this.escalator.completeAllClear(incident);
+        report.allClears = (report.allClears ?? 0) + 1;
+      } catch (err) {
+        this.metrics.loopErrors.inc({ loop: 'sweep' });
+        this.log.error({ err, incident: incident.id }, 'all-clear repair failed; left pending for the next tick');
+      }
+    }
+
     // 2. claim due timers, batch after batch, while the lease holds
     for (;;) {
       await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
-      if (this.stopping) return;
-      if (!(await keepLease())) return;
+      if (this.stopping || lost?.aborted) return;
       const batch = await this.store.claimDueTimers(batchSize, report.fence);
       report.claimed += batch.length;
       await this.escalateAll(batch, report);
@@ -161,11 +202,29 @@ export class Sweeper {
         await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
         report.escalated++;
       } catch (err) {
-        // left pending: the next tick repairs it
         report.failed++;
         this.metrics.escalationErrors.inc();
-        this.log.error({ err, timer: t.id }, 'escalation failed; left pending for the next tick');
+        await this.countFailure(t, t.expiredByFence ?? report.fence, err);
       }
     });
+  }
+
+  /** Left pending for the next tick, until it has failed `maxEscalationAttempts` times: then dead-lettered. */
+  private async countFailure(t: Timer, fence: number, err: unknown): Promise<void> {
+    const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+    const counted = await this.store.recordEscalationFailure(t.id, error, this.settings.maxEscalationAttempts).catch((e: unknown) => {
+      this.log.error({ err: e, timer: t.id }, 'could not count the failed escalation');
+      return null;
+    });
+    if (counted?.escalation === 'failed') {
+      this.metrics.escalationsDeadLettered.inc();
+      const incident = await this.escalator.openForModerators(t, fence);
+      this.log.error(
+        { err, timer: t.id, user: t.userId, incident: incident?.id, attempts: counted.escalationAttempts, deadline: t.expiresAt.toISOString() },
+        'escalation failed too many times: dead-lettered, no longer retried; a moderator must act (GET /v1/admin/escalations/failed)',
+      );
+      return;
+    }
+    this.log.error({ err, timer: t.id, attempts: counted?.escalationAttempts }, 'escalation failed; left pending for the next tick');
   }
 }

@@ -14,7 +14,7 @@ import type { Progress, Tally } from '../helpers/cluster-store.js';
 import { eventually } from '../helpers/vigil.js';
 import { allSweeps, at, itWithConcurrentCas, linesWith, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type Scenario, type ScenarioRegistry } from './harness.js';
 
-const LOCK_KEY = 'vigil:lock:vigil:sweep';
+const LOCK_KEY = 'vigil:lock:{vigil:sweep}';
 
 /** Wait until every timer is escalated and every SOS delivery is sent; then check exactly-once. */
 async function settled(s: Scenario, timers: number, contacts: number, timeoutMs = 60_000): Promise<Tally> {

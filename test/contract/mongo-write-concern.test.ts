@@ -224,6 +224,67 @@ const WRITES: TaggedWrite[] = [
       };
     },
   },
+  {
+    name: 'recordEscalationFailure (findAndModify)',
+    write: command('findAndModify', 'timers'),
+    reread: majorityFind('timers'),
+    async prepare(store) {
+      const t = await armDue(store);
+      await store.claimDueTimers(10, 1);
+      return {
+        run: () => store.recordEscalationFailure(t.id, 'carrier down', 5),
+        applied: async () => (await store.getTimer(t.id))?.escalationAttempts === 1,
+        check: async (r) => expect(r).toEqual(await store.getTimer(t.id)),
+      };
+    },
+  },
+  {
+    name: 'retryEscalation (findAndModify)',
+    write: command('findAndModify', 'timers'),
+    reread: majorityFind('timers'),
+    async prepare(store) {
+      const t = await armDue(store);
+      await store.claimDueTimers(10, 1);
+      await store.recordEscalationFailure(t.id, 'carrier down', 1);
+      return {
+        run: () => store.retryEscalation(t.id),
+        applied: async () => (await store.getTimer(t.id))?.escalation === 'pending',
+        check: async (r) => expect(r).toEqual(await store.getTimer(t.id)),
+      };
+    },
+  },
+  {
+    name: 'supersedePendingSos (updateMany, read back by tag)',
+    write: command('update', 'deliveries'),
+    reread: majorityFind('deliveries', (c) => JSON.stringify(c.filter).includes('lastOp')),
+    notAppliedAnswersEmpty: true,
+    async prepare(store) {
+      const { incident } = await openedIncident(store);
+      const [d] = await store.addDeliveries(incident, newDeliveries(incident.id, 1));
+      if (!d) throw new Error('no delivery');
+      return {
+        run: () => store.supersedePendingSos(incident.id),
+        applied: async () => (await store.getDelivery(d.key))?.status === 'superseded',
+        check: async (r) => expect(r).toEqual([await store.getDelivery(d.key)]),
+      };
+    },
+  },
+  {
+    name: 'supersedeClaimed (findAndModify)',
+    write: command('findAndModify', 'deliveries'),
+    reread: majorityFind('deliveries'),
+    async prepare(store) {
+      const { incident } = await openedIncident(store);
+      await store.addDeliveries(incident, newDeliveries(incident.id, 1));
+      const [d] = await store.claimDeliveries(10, 60_000);
+      if (!d) throw new Error('nothing leased');
+      return {
+        run: () => store.supersedeClaimed(d.key, d.attempts, 'all clear'),
+        applied: async () => (await store.getDelivery(d.key))?.status === 'superseded',
+        check: async (r) => expect(r).toEqual(await store.getDelivery(d.key)),
+      };
+    },
+  },
 ];
 
 const UNCONFIRMED = { kind: 'unavailable', code: 'store_write_unconfirmed' };

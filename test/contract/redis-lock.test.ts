@@ -1,11 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import type { Lease } from '../../src/lock/port.js';
 import { RedisLock, type RedisLockOptions } from '../../src/lock/redis-lock.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { freePort } from '../helpers/net.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { lockContract } from './lock-contract.js';
@@ -73,7 +76,7 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
     const lock = await open({ replicaId: 'replica-b', keyPrefix });
     const lease = await lock.acquire('sweep', 10_000);
     expect(lease?.token.startsWith('replica-b:')).toBe(true);
-    expect(await redisValue(`${keyPrefix}sweep`)).toBe(lease?.token);
+    expect(await redisValue(`${keyPrefix}{sweep}`)).toBe(lease?.token);
   });
 
   it('close is safe to call twice', async () => {
@@ -117,7 +120,7 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
     // Redis still runs the script it had buffered when it thaws, so a timed-out acquire
     // may have taken the lock after all; nobody holds that lease and it lapses after its ttl.
     const lease = await eventually(() => lock.acquire('sweep', 10_000));
-    expect(await redisValue(`${keyPrefix}sweep`)).toBe(lease.token);
+    expect(await redisValue(`${keyPrefix}{sweep}`)).toBe(lease.token);
   });
 
   it('after Redis restarts on the same port, the same client acquires again (scripts reloaded)', async () => {
@@ -139,14 +142,109 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
       expect(await raw.scriptExists(sha)).toEqual([0]);
 
       const after = await eventually(() => lock.acquire('sweep', 10_000));
-      // Redis persisted nothing, so the old lock and its fence are gone. Fences do not
-      // survive a restart (they restart at 1); that is accepted because the fence is for
-      // diagnosis — correctness comes from the store's compare-and-swap.
+      // Redis persisted nothing, so the old lock and its fence counter are gone; without a
+      // fenceFloor (the store's record) the counter restarts at 1.
       expect(after.fence).toBe(1);
       expect(await raw.scriptExists(sha)).toEqual([1]);
       // The old lease's token-checked release cannot touch the new holder.
       await before?.release();
-      expect(await raw.get(`${keyPrefix}sweep`)).toBe(after.token);
+      expect(await raw.get(`${keyPrefix}{sweep}`)).toBe(after.token);
+    } finally {
+      await raw.close();
+    }
+  });
+});
+
+describe.skipIf(!redisAvailable())(`${suite}: fences across Redis restarts, hash tags`, () => {
+  // Its own server: a case restarts it.
+  let server: RedisServer;
+  let dir: string;
+  let store: SqliteStore;
+  const opened: RedisLock[] = [];
+  const open = async (options: Partial<RedisLockOptions> = {}) => {
+    const lock = await RedisLock.connect({ url: server.url, fenceFloor: () => store.maxRecordedFence(), maxReconnectDelayMs: 200, ...options });
+    opened.push(lock);
+    return lock;
+  };
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'vigil-fence-'));
+    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((l) => l.close()));
+    if (server.pid() === undefined) await server.start();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** Sweep one due timer under `fence`, as the sweeper does: the fence is recorded in the store. */
+  const recordSweep = async (fence: number) => {
+    const now = await store.now();
+    const r = await store.armTimer({ id: randomUUID(), userId: randomUUID(), startedAt: new Date(now.getTime() - 60_000), expiresAt: new Date(now.getTime() - 1) });
+    if (r.kind !== 'created') throw new Error(r.kind);
+    const [t] = await store.claimDueTimers(1, fence);
+    await store.openIncident(t!, fence, randomUUID());
+  };
+
+  it('after Redis restarts (counter lost), the next fence is greater than every fence used before', async () => {
+    const keyPrefix = `test:${randomUUID()}:`;
+    const a = await open({ keyPrefix });
+    const b = await open({ keyPrefix });
+    const used: number[] = [];
+    for (const lock of [a, b, a, b, a]) {
+      const lease = await lock.acquire('sweep', 10_000);
+      if (!lease) throw new Error('expected the lock');
+      used.push(lease.fence);
+      await recordSweep(lease.fence);
+      await lease.release();
+    }
+    expect(used).toEqual([...used].sort((x, y) => x - y));
+    expect(new Set(used).size).toBe(used.length);
+
+    await server.stop();
+    await server.start(); // empty: the fence counter is gone
+
+    const after = await eventually(() => b.acquire('sweep', 10_000));
+    expect(after.fence).toBeGreaterThan(Math.max(...used));
+    await after.release();
+    const next = await eventually(() => a.acquire('sweep', 10_000));
+    expect(next.fence).toBe(after.fence + 1);
+  });
+
+  it('when the store cannot say its highest fence, acquire throws unavailable and leaves the lock free; the next acquire seeds', async () => {
+    const keyPrefix = `test:${randomUUID()}:`;
+    await recordSweep(41);
+    let storeDown = true;
+    const lock = await open({
+      keyPrefix,
+      fenceFloor: async () => {
+        if (storeDown) throw new Error('store down');
+        return store.maxRecordedFence();
+      },
+    });
+    await expect(lock.acquire('sweep', 10_000)).rejects.toMatchObject({ kind: 'unavailable' });
+    storeDown = false;
+    const lease = await lock.acquire('sweep', 10_000); // free at once: not held until the ttl
+    expect(lease?.fence).toBe(42);
+  });
+
+  it('the lock key and its fence key share a hash tag (one Redis Cluster slot), keeping the lock name', async () => {
+    const keyPrefix = `test:${randomUUID()}:`;
+    const lock = await open({ keyPrefix });
+    const lease = await lock.acquire('vigil:sweep', 10_000);
+    const raw = createClient({ url: server.url });
+    raw.on('error', () => {});
+    await raw.connect();
+    try {
+      expect((await raw.keys(`${keyPrefix}*`)).sort()).toEqual([`${keyPrefix}{vigil:sweep}`, `${keyPrefix}{vigil:sweep}:fence`]);
+      expect(await raw.get(`${keyPrefix}{vigil:sweep}`)).toBe(lease?.token);
     } finally {
       await raw.close();
     }

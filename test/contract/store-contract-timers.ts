@@ -294,5 +294,36 @@ export function timerCases(ctx: ContractContext): void {
       await store.claimDueTimers(10, 1);
       expect(await store.overdue()).toEqual({ count: 0 });
     });
+
+    it('maxRecordedFence is the highest fence in incidents and in timers still pending escalation (0 when none)', async () => {
+      const store = ctx.store();
+      expect(await store.maxRecordedFence()).toBe(0);
+      const a = await armDue(store);
+      await store.claimDueTimers(10, 7);
+      expect(await store.maxRecordedFence()).toBe(7); // claimed, not escalated yet
+      const [claimedA] = await store.pendingEscalations(10);
+      await store.openIncident(claimedA!, 9, randomUUID());
+      expect(await store.markEscalated(a.id, randomUUID())).toBe(true);
+      expect(await store.maxRecordedFence()).toBe(9);
+      await armDue(store);
+      await store.claimDueTimers(10, 3); // a stale holder's lower fence does not lower the maximum
+      expect(await store.maxRecordedFence()).toBe(9);
+      await armDue(store);
+      await store.claimDueTimers(10, 12);
+      expect(await store.maxRecordedFence()).toBe(12);
+    });
+
+    it('countPendingEscalations counts every expired timer whose escalation is pending, beyond any page size', async () => {
+      const store = ctx.store();
+      expect(await store.countPendingEscalations()).toBe(0);
+      const due = [];
+      for (let i = 0; i < 3; i++) due.push(await armDue(store));
+      await arm(store);
+      expect(await store.countPendingEscalations()).toBe(0);
+      await store.claimDueTimers(10, 1);
+      expect(await store.countPendingEscalations()).toBe(3);
+      expect(await store.markEscalated(due[0]!.id, randomUUID())).toBe(true);
+      expect(await store.countPendingEscalations()).toBe(2);
+    });
   });
 }

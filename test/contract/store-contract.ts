@@ -11,9 +11,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
 import type { Store } from '../../src/store/port.js';
+import { commandCases } from './store-contract-commands.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import type { ContractContext, ContractOptions, StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
+import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { timerCases } from './store-contract-timers.js';
 
@@ -70,7 +72,9 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     timerCases(ctx);
     incidentCases(ctx);
     deliveryCases(ctx);
+    outboxCases(ctx);
     raceCases(ctx);
+    commandCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

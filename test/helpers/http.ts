@@ -4,6 +4,8 @@ export interface ApiAnswer {
   /** the parsed JSON answer; loose because tests assert on its shape */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
+  /** response headers, names in lower case */
+  headers: Record<string, string>;
 }
 
 export async function requestJson(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
@@ -19,5 +21,5 @@ export async function requestJson(url: string, token: string, method: string, bo
   } catch {
     /* not JSON: keep the text */
   }
-  return { status: res.status, body: parsed };
+  return { status: res.status, body: parsed, headers: Object.fromEntries(res.headers) };
 }

@@ -100,3 +100,71 @@ describe('restart', () => {
     }
   });
 });
+
+const allClearFixture = join(process.cwd(), 'test', 'fixtures', 'crash-all-clear.ts');
+
+describe.each(['before-all-clear', 'before-supersede', 'before-done'])('"I\'m safe" killed %s', (point) => {
+  it('invariant 4: the false alarm records the all-clear it owes; a restarted Vigil sends it to each contact exactly once', async () => {
+    const first = await startTestVigil({}, { manualTicks: true });
+    const dir = first.dataDir;
+    let timerId = '';
+    let incidentId = '';
+    const phones = ['+14155550110', '+14155550111', '+14155550112'];
+    try {
+      const tok = first.token('crash-safe', { name: 'Mara' });
+      await first.api(tok, 'PUT', '/v1/me/contacts', { contacts: phones.map((phone, i) => ({ name: `C${i}`, phone })) });
+      const armed = await first.api(tok, 'POST', '/v1/timers', { durationSeconds: 1 });
+      timerId = armed.body.timer.id as string;
+      await eventually(async () => {
+        await first.vigil.sweeper.sweep();
+        return (await first.vigil.store.getTimer(timerId))?.escalation === 'done';
+      }, 'the SOS escalation');
+      incidentId = (await first.vigil.store.incidentForTimer(timerId))!.id;
+      // two SOS texts went out; the third waits in backoff after a refused attempt (it is superseded, no all-clear)
+      const store = first.vigil.store;
+      const claimed = await store.claimDeliveries(10, 30_000);
+      expect(claimed).toHaveLength(3);
+      for (const d of claimed) {
+        const refused = d.phone === phones[2];
+        await store.recordAttempt(d.key, d.attempts, refused
+          ? { status: 'pending', carrier: 'console', error: 'http_503', nextAttemptAt: new Date(Date.now() + 3_600_000) }
+          : { status: 'sent', carrier: 'console', providerMessageId: `pm-${d.key}` });
+      }
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    try {
+      const file = join(dir, 'vigil.db');
+      const r = spawnSync(process.execPath, ['--import', 'tsx', allClearFixture, file, timerId, 'crash-safe', point], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.signal).toBe('SIGKILL');
+      expect(r.stdout).not.toContain('check-in finished');
+
+      const after = await SqliteStore.open({ file });
+      expect(await after.getIncident(incidentId)).toMatchObject({ status: 'false_alarm', allClear: 'pending' });
+      const clearsBefore = (await after.deliveriesFor([incidentId])).filter((d) => d.kind === 'all_clear');
+      expect(clearsBefore).toHaveLength(point === 'before-all-clear' ? 0 : 2);
+      await after.close();
+
+      const carrier = new ConsoleCarrier({ info() {} });
+      const v = await startTestVigil({}, { carrier }, dir);
+      try {
+        const store = v.vigil.store;
+        await eventually(async () => (await store.getIncident(incidentId))?.allClear === 'done', 'the all-clear repaired');
+        const ds = await eventually(async () => {
+          const all = await store.deliveriesFor([incidentId]);
+          const clears = all.filter((d) => d.kind === 'all_clear');
+          return clears.length === 2 && clears.every((d) => d.status === 'sent') ? all : undefined;
+        }, 'two all-clears sent');
+        expect(ds.find((d) => d.kind === 'sos' && d.phone === phones[2])).toMatchObject({ status: 'superseded' });
+        expect(ds.filter((d) => d.kind === 'all_clear').map((d) => d.phone).sort()).toEqual([phones[0], phones[1]]);
+        // nothing but the two all-clears went out after the restart: no SOS, no duplicate
+        expect(carrier.outbox.map((m) => m.to).sort()).toEqual([phones[0], phones[1]]);
+        expect(carrier.outbox.every((m) => m.idempotencyKey.endsWith(':all_clear'))).toBe(true);
+      } finally {
+        await v.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -60,7 +60,7 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
   const publisher = { publish: (e: VigilEvent) => void events.push(e) };
   const timers = new TimerService(store, publisher, makeLimits({ minSeconds: 1, maxSeconds: 86_400, maxExtensions: 10, maxTotalSeconds: 172_800 }), metrics, smsBudget);
   const escalator = new Escalator(store, publisher, metrics, log, smsBudget);
-  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, { lockName: 'caps', lockTtlMs: 10_000, batchSize: 100, concurrency: 4 });
+  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, { lockName: 'caps', lockTtlMs: 10_000, batchSize: 100, concurrency: 4, maxEscalationAttempts: 5 });
   const carrier = new TwilioCarrier({ accountSid: tw.accountSid, authToken: tw.authToken, from: FROM, baseUrl: tw.url, timeoutMs: 2000 });
   const dispatcher = new Dispatcher(store, carrier, publisher, metrics, log, { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 20, capMs: 200 } });
 

@@ -72,16 +72,18 @@ describe('SOS deliveries through Twilio', () => {
     expect(new Set(tw.requests.filter((r) => r.to?.startsWith('+1415555010')).map((r) => r.body)).size).toBe(1);
   });
 
-  it('I am safe after the SOS: each contact that was sent the SOS gets the all-clear', async () => {
+  it('I am safe after the SOS: each contact that was sent the SOS gets the all-clear, the invalid number none', async () => {
     const timer = (await v.api(v.token('priya'), 'GET', '/v1/timers?status=expired')).body.timers[0] as { id: string };
     const r = await v.api(v.token('priya', { name: 'Priya Raman' }), 'POST', `/v1/timers/${timer.id}/safe`);
     expect(r.status).toBe(200);
     expect(r.body.incident.status).toBe('false_alarm');
-    expect(await dispatchRound(v)).toBe(5);
+    expect(await dispatchRound(v)).toBe(4);
     const inc = await incidentOf(v, timer.id);
     const clear = inc.deliveries.filter((d) => d.kind === 'all_clear');
-    expect(clear).toHaveLength(5);
-    expect(clear.filter((d) => d.status === 'sent')).toHaveLength(4);
+    expect(clear).toHaveLength(4);
+    expect(clear.every((d) => d.status === 'sent')).toBe(true);
+    expect(clear.map((d) => d.phone)).not.toContain(invalid);
+    expect(tw.requests.filter((m) => m.to === invalid)).toHaveLength(1);
     const followUp = tw.accepted.filter((m) => m.to === '+14155550102').map((m) => m.body);
     expect(followUp).toHaveLength(2);
     expect(followUp[1]).toContain('Priya Raman has checked in and says they are safe');

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { seeded } from '../helpers/random.js';
 import {
+  allClearStep,
+  attemptMayHaveBeenAccepted,
   backoffMs,
   DELIVERY_STATUSES,
   deliveryKey,
+  FINAL_DELIVERY,
   outcomeOf,
   receiptFrom,
+  wantsAllClear,
   type AttemptResult,
+  type Delivery,
   type DeliveryStatus,
   type RetryPolicy,
 } from '../../src/domain/delivery.js';
@@ -143,5 +148,69 @@ describe('receiptFrom: receipts only move a delivery forward', () => {
     for (const to of ['sent', 'delivered', 'failed'] as const) {
       for (const s of ['delivered', 'failed', 'dead', 'pending'] as const) expect(receiptFrom(to)).not.toContain(s);
     }
+  });
+});
+
+describe('after "I\'m safe": who may have the SOS, who gets the all-clear, when', () => {
+  const sos = (over: Partial<Delivery>): Delivery => ({
+    key: 'inc:c',
+    incidentId: 'inc',
+    userId: 'u',
+    contactId: 'c',
+    contactName: 'C',
+    phone: '+14155550100',
+    kind: 'sos',
+    body: 'SOS',
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: new Date(0),
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+    ...over,
+  });
+
+  it('a superseded delivery takes no receipt', () => {
+    for (const to of ['sent', 'delivered', 'failed'] as const) expect(receiptFrom(to)).not.toContain('superseded');
+  });
+
+  it('an attempt may have reached the carrier unless the carrier answered: timeouts, resets and unreadable answers are ambiguous', () => {
+    const r = (retryable: boolean, code: string): AttemptResult => ({ ok: false, carrier: 'x', retryable, code });
+    expect(attemptMayHaveBeenAccepted({ ok: true, carrier: 'x', providerMessageId: 'p' })).toBe(true);
+    for (const code of ['timeout', 'net_econnreset', 'error', 'carrier_error', 'carrier_threw', 'twilio_bad_response', 'fast2sms_bad_response', 'attempts_exhausted']) {
+      expect(attemptMayHaveBeenAccepted(r(true, code)), code).toBe(true);
+    }
+    for (const code of ['http_503', 'http_429', 'twilio_20429', 'net_econnrefused', 'net_enotfound']) expect(attemptMayHaveBeenAccepted(r(true, code)), code).toBe(false);
+    for (const code of ['twilio_21211', 'fast2sms_invalid_number', 'http_400']) expect(attemptMayHaveBeenAccepted(r(false, code)), code).toBe(false);
+  });
+
+  it('the all-clear goes to contacts whose SOS went out or may have, and to nobody else', () => {
+    expect(wantsAllClear(sos({ status: 'sent' }))).toBe(true);
+    expect(wantsAllClear(sos({ status: 'delivered' }))).toBe(true);
+    expect(wantsAllClear(sos({ status: 'sending' }))).toBe(true);
+    expect(wantsAllClear(sos({ status: 'pending', attempts: 1, maybeAccepted: true }))).toBe(true);
+    expect(wantsAllClear(sos({ status: 'dead', attempts: 3, maybeAccepted: true }))).toBe(true);
+    expect(wantsAllClear(sos({ status: 'failed', providerMessageId: 'p' }))).toBe(true); // undelivered receipt after acceptance
+    expect(wantsAllClear(sos({ status: 'pending' }))).toBe(false);
+    expect(wantsAllClear(sos({ status: 'pending', attempts: 1, lastError: 'http_503' }))).toBe(false);
+    expect(wantsAllClear(sos({ status: 'failed', lastError: 'twilio_21211' }))).toBe(false);
+    expect(wantsAllClear(sos({ status: 'dead', attempts: 3 }))).toBe(false);
+    expect(wantsAllClear(sos({ status: 'superseded' }))).toBe(false);
+    expect(wantsAllClear(sos({ status: 'sent', kind: 'all_clear' }))).toBe(false);
+  });
+
+  it('an all-clear waits while its SOS outcome is unknown, then goes only if the SOS went out or may have', () => {
+    expect(allClearStep(sos({ status: 'pending' }))).toBe('wait');
+    expect(allClearStep(sos({ status: 'sending' }))).toBe('wait');
+    expect(allClearStep(sos({ status: 'sent' }))).toBe('send');
+    expect(allClearStep(sos({ status: 'delivered' }))).toBe('send');
+    expect(allClearStep(sos({ status: 'superseded', maybeAccepted: true }))).toBe('send');
+    expect(allClearStep(sos({ status: 'superseded' }))).toBe('supersede');
+    expect(allClearStep(sos({ status: 'failed' }))).toBe('supersede');
+    expect(allClearStep(sos({ status: 'dead' }))).toBe('supersede');
+    expect(allClearStep(null)).toBe('send');
+  });
+
+  it('every status but pending and sending is final', () => {
+    expect([...FINAL_DELIVERY, 'pending', 'sending'].sort()).toEqual([...DELIVERY_STATUSES].sort());
   });
 });

@@ -39,30 +39,30 @@ export class Api {
       const message = typeof e?.message === 'string' ? e.message : `HTTP ${res.status}`;
       throw new ApiError(res.status, code, message);
     }
-    // list answers carry the store's time (`serverTime`, or `cursor`: the store's time less 1 ms)
+    // list answers carry the store's time (`serverTime`)
     const isStr = (x: unknown): x is string => typeof x === 'string';
-    const serverTime = field(body, 'serverTime', isStr) ?? field(body, 'cursor', isStr);
+    const serverTime = field(body, 'serverTime', isStr);
     if (serverTime) syncClock(serverTime, performance.now() - started);
     return body;
   }
 
-  private async incidents(status: 'active' | 'acknowledged'): Promise<{ incidents: IncidentWithDeliveries[]; cursor: string }> {
+  private async incidents(status: 'active' | 'acknowledged'): Promise<{ incidents: IncidentWithDeliveries[]; readAt: string }> {
     const body = await this.request('GET', `/v1/admin/incidents?status=${status}&limit=500`);
     const incidents = field(body, 'incidents', isList(isIncidentWithDeliveries));
-    const cursor = field(body, 'cursor', (x): x is string => typeof x === 'string');
-    if (!incidents || !cursor) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected incident list.');
-    return { incidents, cursor };
+    const readAt = field(body, 'serverTime', (x): x is string => typeof x === 'string');
+    if (!incidents || !readAt) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected incident list.');
+    return { incidents, readAt };
   }
 
   /**
-   * Every open incident (active and acknowledged). `cursor` is the store's time just
+   * Every open incident (active and acknowledged). `cursorMs` is the store's time just
    * before the earlier of the two reads: anything that changed later may be missing.
    */
   async openIncidents(): Promise<{ incidents: IncidentWithDeliveries[]; cursorMs: number }> {
     const [a, b] = await Promise.all([this.incidents('active'), this.incidents('acknowledged')]);
     const byId = new Map<string, IncidentWithDeliveries>();
     for (const i of [...a.incidents, ...b.incidents]) byId.set(i.id, i);
-    return { incidents: [...byId.values()], cursorMs: Math.min(Date.parse(a.cursor), Date.parse(b.cursor)) };
+    return { incidents: [...byId.values()], cursorMs: Math.min(Date.parse(a.readAt), Date.parse(b.readAt)) - 1 };
   }
 
   async incident(id: string): Promise<IncidentWithDeliveries> {

@@ -16,7 +16,12 @@ const STATUS_LABEL: Record<DeliveryStatus, string> = {
   delivered: 'delivered',
   failed: 'failed',
   dead: 'dead',
+  superseded: 'not sent',
 };
+
+// a status added on the server before this page was reloaded still reads as itself
+const statusLabel = (s: string): string => (STATUS_LABEL as Record<string, string | undefined>)[s] ?? s;
+const statusClass = (s: string): string => statusLabel(s).replace(/[^a-z]+/g, '-');
 
 const who = (i: Incident) => i.displayName ?? i.userId;
 
@@ -139,11 +144,12 @@ export class Card {
         const name = el('span', 'delivery__name', d.contactName);
         const phone = d.phone.includes('*') ? el('span', 'delivery__phone', d.phone) : el('a', 'delivery__phone', d.phone);
         if (phone instanceof HTMLAnchorElement) phone.href = `tel:${d.phone}`;
-        const status = el('span', `badge badge--${STATUS_LABEL[d.status]}`, STATUS_LABEL[d.status]);
+        const status = el('span', `badge badge--${statusClass(d.status)}`, statusLabel(d.status));
         status.dataset.status = d.status;
         const notes: string[] = [];
         if (d.kind === 'all_clear') notes.push('all-clear message');
         if (d.status === 'sending') notes.push('sending now');
+        if (d.status === 'superseded') notes.push(d.kind === 'sos' ? 'the person checked in before it went out' : 'the SOS never reached this contact');
         if (d.attempts > 0) notes.push(`${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`);
         if (d.carrier) notes.push(d.carrier);
         if (d.lastError && d.status !== 'sent' && d.status !== 'delivered') notes.push(d.lastError);

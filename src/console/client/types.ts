@@ -1,6 +1,6 @@
 /** What the console reads from the API and the events (see src/realtime/events.ts), checked at the edge. */
 export type IncidentStatus = 'active' | 'acknowledged' | 'resolved' | 'false_alarm';
-export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead';
+export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead' | 'superseded';
 export type TimerStatus = 'active' | 'extended' | 'safe' | 'cancelled' | 'expired';
 
 export interface GeoPoint {

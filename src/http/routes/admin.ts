@@ -1,8 +1,9 @@
 /** /v1/admin: the moderators' view (role "admin"). */
 import { Router } from 'express';
+import { encodeCursor } from '../../app/cursor.js';
 import type { IncidentService, IncidentWithDeliveries } from '../../app/incidents.js';
 import type { TimerService } from '../../app/timers.js';
-import { deliveryView, incidentView, timerView } from '../../wire/views.js';
+import { deliveryView, failedEscalationView, incidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { EmptyBody, IdParam, IncidentQuery, parse, TimerQuery } from '../validation.js';
 
@@ -18,8 +19,8 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
 
   r.get('/incidents', async (req, res) => {
     const q = parse(IncidentQuery, req.query, 'query');
-    const { items, cursor, more } = await incidents.list(q);
-    res.json({ incidents: items.map(view), cursor: cursor.toISOString(), more });
+    const { items, cursor, more, readAt } = await incidents.list(q);
+    res.json({ incidents: items.map(view), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   r.get('/incidents/:id', async (req, res) => {
@@ -40,11 +41,22 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
     res.json({ incident: view(await incidents.get(id)) });
   });
 
+  // dead letters: escalations that kept failing and are no longer retried
+  r.get('/escalations/failed', async (_req, res) => {
+    res.json({ timers: (await timers.failedEscalations()).map(failedEscalationView) });
+  });
+
+  r.post('/escalations/:timerId/retry', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const t = await timers.retryEscalation(parse(IdParam, req.params.timerId, 'timer id'));
+    res.json({ timer: failedEscalationView(t) });
+  });
+
   // support: "is her timer still running?"
   r.get('/users/:userId/timers', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
-    const { timers: list, cursor, more } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
-    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), more, serverTime: (await timers.now()).toISOString() });
+    const { timers: list, cursor, more, readAt } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
+    res.json({ timers: list.map(timerView), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   return r;

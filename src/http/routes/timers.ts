@@ -1,13 +1,29 @@
 /** /v1/timers: a person's own timers. */
 import { createHash } from 'node:crypto';
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { TimerService } from '../../app/timers.js';
 import { incidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
+import { encodeCursor } from '../../app/cursor.js';
+import type { IdempotencyClaim } from '../../store/port.js';
 import { ArmBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, parse, TimerQuery } from '../validation.js';
 
 /** The same key with the same body replays; the fingerprint is over the parsed, canonical body. */
 const fingerprint = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+
+/**
+ * The Idempotency-Key of a timer command; its fingerprint covers the command and the timer
+ * too, so the key reused on another command or timer is refused like another body.
+ */
+function commandKey(req: Request, command: 'extend' | 'safe' | 'cancel', timerId: string, body: object): IdempotencyClaim | undefined {
+  const rawKey = req.header('Idempotency-Key');
+  if (rawKey === undefined) return undefined;
+  return { key: parse(IdempotencyKey, rawKey, 'Idempotency-Key header'), fingerprint: fingerprint({ command, timerId, body }) };
+}
+
+const replayedHeader = (res: Response, replayed: boolean | undefined) => {
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+};
 
 export function timerRoutes(timers: TimerService): Router {
   const r = Router();
@@ -25,8 +41,8 @@ export function timerRoutes(timers: TimerService): Router {
 
   r.get('/', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
-    const { timers: list, cursor, more } = await timers.list(principal(req).userId, q);
-    res.json({ timers: list.map(timerView), cursor: cursor.toISOString(), more });
+    const { timers: list, cursor, more, readAt } = await timers.list(principal(req).userId, q);
+    res.json({ timers: list.map(timerView), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   r.get('/:id', async (req, res) => {
@@ -37,21 +53,27 @@ export function timerRoutes(timers: TimerService): Router {
   r.post('/:id/extend', async (req, res) => {
     const p = principal(req);
     const { seconds } = parse(ExtendBody, req.body, 'request body');
-    const { timer } = await timers.extend({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'timer id'), seconds);
+    const id = parse(IdParam, req.params.id, 'timer id');
+    const { timer, replayed } = await timers.extend({ userId: p.userId, displayName: p.name }, id, seconds, commandKey(req, 'extend', id, { seconds }));
+    replayedHeader(res, replayed);
     res.json({ timer: timerView(timer) });
   });
 
   r.post('/:id/safe', async (req, res) => {
     const p = principal(req);
     parse(EmptyBody, req.body, 'request body');
-    const { timer, incident } = await timers.checkIn({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'timer id'));
+    const id = parse(IdParam, req.params.id, 'timer id');
+    const { timer, incident, replayed } = await timers.checkIn({ userId: p.userId, displayName: p.name }, id, commandKey(req, 'safe', id, {}));
+    replayedHeader(res, replayed);
     res.json(incident ? { timer: timerView(timer), incident: incidentView(incident) } : { timer: timerView(timer) });
   });
 
   r.post('/:id/cancel', async (req, res) => {
     const p = principal(req);
     parse(EmptyBody, req.body, 'request body');
-    const { timer } = await timers.cancel({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'timer id'));
+    const id = parse(IdParam, req.params.id, 'timer id');
+    const { timer, replayed } = await timers.cancel({ userId: p.userId, displayName: p.name }, id, commandKey(req, 'cancel', id, {}));
+    replayedHeader(res, replayed);
     res.json({ timer: timerView(timer) });
   });
 

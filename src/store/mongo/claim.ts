@@ -25,20 +25,31 @@ export async function claimBatch<D extends Claimable>(
     limit: number;
     /** the claim itself; the claim token (also as `lastOp`) is added to its `$set` */
     update: UpdateQuery<D>;
+    /**
+     * Drops candidates that must wait (a rule across documents, which `due` cannot say), and
+     * may note something on them before they are claimed. What it admits must stay admissible.
+     * It sees the candidates with `fields`; twice `limit` are read so that waiting ones do not
+     * fill the batch. Costs round trips only when it makes them.
+     */
+    admit?: { fields: (keyof D & string)[]; keep: (candidates: D[]) => Promise<D[]> };
   },
 ): Promise<D[]> {
-  const { due, order, limit } = claim;
+  const { due, order, limit, admit } = claim;
+  const read = admit ? limit * 2 : limit;
+  const projection: Record<string, 1> = { _id: 1 };
+  for (const f of admit?.fields ?? []) projection[f] = 1;
   // batchSize = limit: the whole answer comes in the first reply (no getMore), whatever N
   const candidates = await model
-    .find(due, { _id: 1 })
+    .find(due, projection)
     .sort({ [order]: 1 })
-    .limit(limit)
-    .batchSize(limit)
+    .limit(read)
+    .batchSize(read)
     .readConcern('majority')
-    .lean<Pick<D, '_id'>[]>()
+    .lean<D[]>()
     .exec();
   if (candidates.length === 0) return [];
-  const ids = candidates.map((c) => c._id);
+  const ids = (admit ? (await admit.keep(candidates)).slice(0, limit) : candidates).map((c) => c._id);
+  if (ids.length === 0) return [];
   const claimToken = newOp();
   let unconfirmed: unknown;
   try {

@@ -1,12 +1,12 @@
 /** Delivery queries of the MongoDB store: insert-once, lease, attempt, receipt, backlog. */
-import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
+import { deliveryKey, type Delivery, type DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { DeliveryOutcome, NewDelivery } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { DeliveryDoc } from './schemas.js';
-import { casOne, insertOptions, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
 
@@ -65,6 +65,29 @@ export async function getDelivery(ctx: Ctx, key: string): Promise<Delivery | nul
   return d ? toDelivery(d) : null;
 }
 
+type Candidate = Pick<DeliveryDoc, '_id' | 'kind' | 'incidentId' | 'contactId' | 'status'>;
+
+/**
+ * Before a claim: a candidate whose lease lapsed is marked `maybeAccepted` (the lost attempt
+ * may have gone out), and an all-clear whose contact's SOS is still pending or sending is
+ * left for later (monotone: an SOS never goes back to pending or sending once final).
+ */
+async function admitDeliveries<C extends Candidate>(ctx: Ctx, now: Date, candidates: C[]): Promise<C[]> {
+  const lapsed = candidates.filter((c) => c.status === 'sending').map((c) => c._id);
+  if (lapsed.length > 0) {
+    await ctx.m.deliveries.updateMany({ _id: { $in: lapsed }, status: 'sending', leaseUntil: { $lte: now } }, { $set: { maybeAccepted: true } }, { writeConcern: ctx.wc }).exec();
+  }
+  const clears = candidates.filter((c) => c.kind === 'all_clear');
+  if (clears.length === 0) return candidates;
+  const sosKey = (c: Candidate) => deliveryKey(c.incidentId, c.contactId, 'sos');
+  const open = await ctx.m.deliveries
+    .find({ _id: { $in: clears.map(sosKey) }, status: { $in: ['pending', 'sending'] satisfies DeliveryStatus[] } }, { _id: 1 })
+    .lean<Pick<DeliveryDoc, '_id'>[]>()
+    .exec();
+  const waiting = new Set(open.map((d) => d._id));
+  return candidates.filter((c) => c.kind !== 'all_clear' || !waiting.has(sosKey(c)));
+}
+
 /** Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again. */
 export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number): Promise<Delivery[]> {
   if (noneWanted(limit)) return [];
@@ -80,6 +103,7 @@ export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number):
     order: 'nextAttemptAt',
     limit,
     update: { $set: { status: 'sending', leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now }, $inc: { attempts: 1 } },
+    admit: { fields: ['kind', 'incidentId', 'contactId', 'status'], keep: (c) => admitDeliveries(ctx, now, c) },
   });
   return mine.map(toDelivery);
 }
@@ -91,11 +115,40 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
   if (o.providerMessageId !== undefined) set.providerMessageId = o.providerMessageId;
   if (o.nextAttemptAt !== undefined) set.nextAttemptAt = o.nextAttemptAt;
   if (o.error !== undefined) set.lastError = o.error;
+  if (o.maybeAccepted === true) set.maybeAccepted = true;
   const unset: Record<string, 1> = { leaseUntil: 1, claimToken: 1 };
   if (o.error === undefined) unset.lastError = 1;
   const d = await casOne(ctx, ctx.m.deliveries, {
     filter: { _id: key, status: 'sending', attempts: attempt },
     update: (op) => ({ $set: { ...set, lastOp: op }, $unset: unset }),
+  });
+  return d ? toDelivery(d) : null;
+}
+
+/** pending SOS → superseded, in one updateMany tagged with a token; what carries the token is what moved. */
+export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise<Delivery[]> {
+  const now = await ctx.now();
+  const op = newOp();
+  let unconfirmed: unknown;
+  try {
+    await ctx.m.deliveries
+      .updateMany({ incidentId, kind: 'sos', status: 'pending' }, { $set: { status: 'superseded', updatedAt: now, lastOp: op } }, { writeConcern: ctx.wc })
+      .exec();
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    unconfirmed = err;
+  }
+  const q = ctx.m.deliveries.find({ incidentId, lastOp: op }).sort({ createdAt: 1, _id: 1 });
+  const moved = await (unconfirmed === undefined ? q.lean<DeliveryDoc[]>().exec() : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
+  return moved.map(toDelivery);
+}
+
+/** CAS sending(attempt) → superseded; no carrier call was made, so the claim's attempt is given back. */
+export async function supersedeClaimed(ctx: Ctx, key: string, attempt: number, reason: string): Promise<Delivery | null> {
+  const now = await ctx.now();
+  const d = await casOne(ctx, ctx.m.deliveries, {
+    filter: { _id: key, status: 'sending', attempts: attempt },
+    update: (op) => ({ $set: { status: 'superseded', lastError: reason, updatedAt: now, lastOp: op }, $inc: { attempts: -1 }, $unset: { leaseUntil: 1, claimToken: 1 } }),
   });
   return d ? toDelivery(d) : null;
 }

@@ -24,6 +24,8 @@ export function toTimer(d: TimerDoc): Timer {
     escalation: d.escalation,
     incidentId: d.incidentId,
     expiredByFence: d.expiredByFence,
+    escalationAttempts: d.escalationAttempts,
+    escalationError: d.escalationError,
   });
 }
 
@@ -44,6 +46,7 @@ export function toIncident(d: IncidentDoc): Incident {
     location: point(d.location),
     displayName: d.displayName,
     fence: d.fence,
+    allClear: d.allClear,
   });
 }
 
@@ -64,6 +67,7 @@ export function toDelivery(d: DeliveryDoc): Delivery {
     carrier: d.carrier,
     providerMessageId: d.providerMessageId,
     lastError: d.lastError,
+    maybeAccepted: d.maybeAccepted === true ? true : undefined,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   });

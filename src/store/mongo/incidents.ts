@@ -6,7 +6,7 @@ import type { ChangedSince } from '../port.js';
 import { toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { IncidentDoc } from './schemas.js';
-import { casOne, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 /**
  * Insert the incident, or return the one that exists: the unique index on timerId makes
@@ -56,7 +56,7 @@ export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus 
   if (noneWanted(filter.limit)) return [];
   const q = ctx.m.incidents.find({
     ...(filter.status ? { status: filter.status } : {}),
-    ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
+    ...(filter.since ? changedAfter(filter.since, filter.sinceId) : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ createdAt: 1, _id: 1 });
   const limit = filter.limit ?? PAGE_SIZE;
@@ -69,9 +69,35 @@ export async function transitionIncident(ctx: Ctx, id: string, from: readonly In
   if (from.length === 0) return null;
   const now = await ctx.now();
   const stamp = to === 'acknowledged' ? { acknowledgedAt: now, acknowledgedBy: by } : { resolvedAt: now, resolvedBy: by };
+  // the false alarm and the all-clear it owes, in one write
+  const owed = to === 'false_alarm' ? { allClear: 'pending' as const } : {};
   const d = await casOne(ctx, ctx.m.incidents, {
     filter: { _id: id, status: { $in: [...from] } },
-    update: (op) => ({ $set: { status: to, updatedAt: now, lastOp: op, ...stamp } }),
+    // updatedAt from the server as it applies the write (see ./timers.ts)
+    update: (op) => ({ $set: { status: to, lastOp: op, ...stamp, ...owed }, $currentDate: { updatedAt: true } }),
   });
   return d ? toIncident(d) : null;
+}
+
+export async function pendingAllClears(ctx: Ctx, limit: number): Promise<Incident[]> {
+  if (noneWanted(limit)) return [];
+  const docs = await ctx.m.incidents
+    .find({ allClear: 'pending' })
+    .sort({ updatedAt: 1, _id: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .readConcern('majority')
+    .lean<IncidentDoc[]>()
+    .exec();
+  return docs.map(toIncident);
+}
+
+/** CAS allClear pending → done (a change clients catching up with `since` see). */
+export async function markAllClearDone(ctx: Ctx, incidentId: string): Promise<boolean> {
+  const now = await ctx.now();
+  const d = await casOne(ctx, ctx.m.incidents, {
+    filter: { _id: incidentId, allClear: 'pending' },
+    update: (op) => ({ $set: { allClear: 'done', updatedAt: now, lastOp: op } }),
+  });
+  return d !== null;
 }

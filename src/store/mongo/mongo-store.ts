@@ -120,6 +120,14 @@ export class MongoStore implements Store {
     return this.guard('now', () => this.clock.now());
   }
 
+  /**
+   * Updates are stamped by the server as they apply; inserts carry the clock read just before
+   * sending, and may wait for a server to be selected before they land.
+   */
+  changeLagMs(): number {
+    return this.settings.serverSelectionTimeoutMs + 1000;
+  }
+
   async ping(): Promise<boolean> {
     if (this.closing) return false;
     try {
@@ -143,10 +151,17 @@ export class MongoStore implements Store {
   readonly listTimers = this.op('listTimers', timers.listTimers);
   readonly extendTimer = this.op('extendTimer', timers.extendTimer);
   readonly resolveTimer = this.op('resolveTimer', timers.resolveTimer);
+  readonly extendTimerKeyed = this.op('extendTimerKeyed', timers.extendTimerKeyed);
+  readonly resolveTimerKeyed = this.op('resolveTimerKeyed', timers.resolveTimerKeyed);
   readonly claimDueTimers = this.op('claimDueTimers', timers.claimDueTimers);
   readonly pendingEscalations = this.op('pendingEscalations', timers.pendingEscalations);
   readonly markEscalated = this.op('markEscalated', timers.markEscalated);
+  readonly recordEscalationFailure = this.op('recordEscalationFailure', timers.recordEscalationFailure);
+  readonly failedEscalations = this.op('failedEscalations', timers.failedEscalations);
+  readonly retryEscalation = this.op('retryEscalation', timers.retryEscalation);
   readonly overdue = this.op('overdue', timers.overdue);
+  readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
+  readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents ───────────────────────────────────────────────────────────────
   readonly openIncident = this.op('openIncident', incidents.openIncident);
@@ -154,6 +169,8 @@ export class MongoStore implements Store {
   readonly incidentForTimer = this.op('incidentForTimer', incidents.incidentForTimer);
   readonly listIncidents = this.op('listIncidents', incidents.listIncidents);
   readonly transitionIncident = this.op('transitionIncident', incidents.transitionIncident);
+  readonly pendingAllClears = this.op('pendingAllClears', incidents.pendingAllClears);
+  readonly markAllClearDone = this.op('markAllClearDone', incidents.markAllClearDone);
 
   // ── deliveries ──────────────────────────────────────────────────────────────
   readonly addDeliveries = this.op('addDeliveries', deliveries.addDeliveries);
@@ -161,6 +178,8 @@ export class MongoStore implements Store {
   readonly getDelivery = this.op('getDelivery', deliveries.getDelivery);
   readonly claimDeliveries = this.op('claimDeliveries', deliveries.claimDeliveries);
   readonly recordAttempt = this.op('recordAttempt', deliveries.recordAttempt);
+  readonly supersedePendingSos = this.op('supersedePendingSos', deliveries.supersedePendingSos);
+  readonly supersedeClaimed = this.op('supersedeClaimed', deliveries.supersedeClaimed);
   readonly applyReceipt = this.op('applyReceipt', deliveries.applyReceipt);
   readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
   readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);

@@ -12,7 +12,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Contact } from '../../domain/contact.js';
 import { DELIVERY_STATUSES, type Delivery } from '../../domain/delivery.js';
 import { INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
-import { TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
+import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
 export type TimerDoc = Omit<Timer, 'id'> & {
@@ -23,11 +23,22 @@ export type TimerDoc = Omit<Timer, 'id'> & {
   idemScope?: string;
   /** fingerprint of that request's body */
   idemFingerprint?: string;
+  /**
+   * Idempotency-Keys of the commands (extend, safe, cancel) applied to this timer, pushed by
+   * the CAS that applied each; bounded by the extension cap plus one resolve.
+   */
+  cmdKeys?: CommandKey[];
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
   /** token of the sweep claim that expired it */
   claimToken?: string;
 };
+
+export interface CommandKey {
+  key: string;
+  /** covers the command, the timer and the body */
+  fingerprint: string;
+}
 
 /** An incident as stored: the domain record with `_id` for `id`. */
 export type IncidentDoc = Omit<Incident, 'id'> & {
@@ -83,12 +94,15 @@ function timerSchema(): Schema<TimerDoc> {
       location: { type: point(), required: false },
       displayName: String,
       extensions: { type: Number, required: true },
-      escalation: { type: String, enum: ['none', 'pending', 'done'], required: true },
+      escalation: { type: String, enum: ESCALATION_STATES, required: true },
       incidentId: String,
       expiredByFence: Number,
+      escalationAttempts: Number,
+      escalationError: String,
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
+      cmdKeys: { type: [new Schema<CommandKey>({ key: { type: String, required: true }, fingerprint: { type: String, required: true } }, { _id: false })], default: undefined },
       claimToken: String,
       lastOp: String,
     },
@@ -125,15 +139,20 @@ function incidentSchema(): Schema<IncidentDoc> {
       location: { type: point(), required: false },
       displayName: String,
       fence: { type: Number, required: true },
+      allClear: { type: String, enum: ['pending', 'done'] },
       lastOp: String,
     },
     { ...OPTIONS, collection: 'incidents' },
   );
   // invariant 3: one incident per timer, whatever the number of sweepers
   s.index({ timerId: 1 }, { name: 'one_incident_per_timer', unique: true });
+  // the highest fence, read when the lock's counter was lost (Redis restarted)
+  s.index({ fence: -1 }, { name: 'fence' });
   s.index({ status: 1, createdAt: 1 }, { name: 'status_created' });
   s.index({ createdAt: 1, _id: 1 }, { name: 'created' });
   s.index({ updatedAt: 1 }, { name: 'updated' });
+  // crash repair: false alarms whose all-clear did not finish (absent on every other incident)
+  s.index({ allClear: 1, updatedAt: 1 }, { name: 'all_clear_pending', sparse: true });
   return s;
 }
 
@@ -155,6 +174,7 @@ function deliverySchema(): Schema<DeliveryDoc> {
       carrier: String,
       providerMessageId: String,
       lastError: String,
+      maybeAccepted: Boolean,
       createdAt: { type: Date, required: true },
       updatedAt: { type: Date, required: true },
       claimToken: String,

@@ -9,12 +9,12 @@ import { Conflict } from '../../domain/errors.js';
 import { extendedDeadline, type ExtensionCaps } from '../../domain/extension.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, IdempotencyClaim, NewTimer } from '../port.js';
+import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
-import type { TimerDoc } from './schemas.js';
-import { casOne, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+import type { CommandKey, TimerDoc } from './schemas.js';
+import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const live = { $in: [...LIVE] };
 
@@ -47,6 +47,8 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
     ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName }),
     ...(idem ? { idemScope: idemScope(t.userId, idem.key), idemFingerprint: idem.fingerprint } : {}),
   };
+  // a key that already applied a command is this person's too (the unique index covers arming keys only)
+  if (idem && (await ctx.m.timers.exists({ userId: t.userId, 'cmdKeys.key': idem.key }).exec())) return { kind: 'idempotency_mismatch' };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await ctx.m.timers.insertMany([doc], insertOptions(ctx, true));
@@ -84,12 +86,22 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
   const q = ctx.m.timers.find({
     userId,
     ...(filter.status ? { status: filter.status } : {}),
-    ...(filter.since ? { updatedAt: { $gt: filter.since } } : {}),
+    ...(filter.since ? changedAfter(filter.since, filter.sinceId) : {}),
   });
   const sorted = filter.since ? q.sort({ updatedAt: 1, _id: 1 }) : q.sort({ startedAt: -1, _id: -1 });
   const limit = filter.limit ?? PAGE_SIZE;
   const docs = await sorted.limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
   return docs.map(toTimer);
+}
+
+/**
+ * `updatedAt` is stamped by the server while it applies the write (`$currentDate`), not
+ * with the time read before sending it. Inserts (arm, open incident) carry the clock read
+ * just before; the store's change lag covers them.
+ */
+export async function extendTimer(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps): Promise<Timer | null> {
+  const d = await extendDoc(ctx, id, userId, seconds, caps);
+  return d ? toTimer(d) : null;
 }
 
 /** A lost compare-and-swap is retried this many times before the caller is told to retry. */
@@ -101,32 +113,82 @@ const EXTEND_ATTEMPTS = 5;
  * one `findOneAndUpdate` filtered on the values read (`expiresAt`, `extensions`, still
  * live). Every extension changes both, so the filter is the compare: a concurrent extend,
  * resolve or sweep makes it match nothing, and the loop re-reads and decides again.
+ * Under a command key the filter also requires the key to be absent; a read that finds
+ * it answers null, and the caller looks the key up.
  */
-export async function extendTimer(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps): Promise<Timer | null> {
+async function extendDoc(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps, key?: CommandKey): Promise<TimerDoc | null> {
   for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt++) {
     const read = await ctx.m.timers.findOne({ _id: id, userId }).lean<TimerDoc>().exec();
     if (!read) return null;
+    if (key && read.cmdKeys?.some((k) => k.key === key.key)) return null;
     // the clock after the read: the deadline check is at least as late as what was read
-    const now = await ctx.now();
-    const next = extendedDeadline(read, seconds, caps, now);
+    const next = extendedDeadline(read, seconds, caps, await ctx.now());
     if (!next) return null;
     const d = await casOne(ctx, ctx.m.timers, {
-      filter: { _id: id, userId, status: live, expiresAt: read.expiresAt, extensions: read.extensions },
-      update: (op) => ({ $set: { expiresAt: next.expiresAt, status: 'extended', extensions: next.extensions, updatedAt: now, lastOp: op } }),
+      filter: { _id: id, userId, status: live, expiresAt: read.expiresAt, extensions: read.extensions, ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}) },
+      update: (op) => ({
+        $set: { expiresAt: next.expiresAt, status: 'extended', extensions: next.extensions, lastOp: op },
+        $currentDate: { updatedAt: true },
+        ...(key ? { $push: { cmdKeys: key } } : {}),
+      }),
     });
-    if (d) return toTimer(d);
+    if (d) return d;
   }
   throw Conflict('extend_contended', 'the timer kept changing while it was being extended; retry');
 }
 
 /** CAS live → safe | cancelled. */
 export async function resolveTimer(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
-  const now = await ctx.now();
-  const d = await casOne(ctx, ctx.m.timers, {
-    filter: { _id: id, userId, status: live },
-    update: (op) => ({ $set: { status: to, resolvedAt: now, updatedAt: now, lastOp: op }, $unset: { liveUser: 1 } }),
-  });
+  const d = await resolveDoc(ctx, id, userId, to);
   return d ? toTimer(d) : null;
+}
+
+async function resolveDoc(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', key?: CommandKey): Promise<TimerDoc | null> {
+  const now = await ctx.now();
+  return casOne(ctx, ctx.m.timers, {
+    filter: { _id: id, userId, status: live, ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}) },
+    update: (op) => ({
+      $set: { status: to, resolvedAt: now, lastOp: op },
+      $currentDate: { updatedAt: true },
+      $unset: { liveUser: 1 },
+      ...(key ? { $push: { cmdKeys: key } } : {}),
+    }),
+  });
+}
+
+export function extendTimerKeyed(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps, idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+  return keyed(ctx, userId, idem, (key) => extendDoc(ctx, id, userId, seconds, caps, key));
+}
+
+export function resolveTimerKeyed(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+  return keyed(ctx, userId, idem, (key) => resolveDoc(ctx, id, userId, to, key));
+}
+
+/**
+ * A command under an Idempotency-Key. The key goes into the timer document by the same
+ * findOneAndUpdate as the CAS, whose filter also requires the key to be absent, so two
+ * retries of one command on one timer apply it once. Keys are looked up across the
+ * person's timers (arming keys included) first, and again when the CAS is refused, in
+ * case a concurrent retry just won it. Two requests racing with one key on two different
+ * timers are not caught (each applies at most once).
+ */
+async function keyed(ctx: Ctx, userId: string, idem: IdempotencyClaim, cas: (key: CommandKey) => Promise<TimerDoc | null>): Promise<KeyedCommandResult> {
+  const prior = await priorUse(ctx, userId, idem);
+  if (prior) return prior;
+  const d = await cas({ key: idem.key, fingerprint: idem.fingerprint });
+  if (d) return { kind: 'applied', timer: toTimer(d) };
+  return (await priorUse(ctx, userId, idem)) ?? { kind: 'refused' };
+}
+
+async function priorUse(ctx: Ctx, userId: string, idem: IdempotencyClaim): Promise<KeyedCommandResult | undefined> {
+  const scope = idemScope(userId, idem.key);
+  const d = await ctx.m.timers
+    .findOne({ $or: [{ userId, 'cmdKeys.key': idem.key }, { idemScope: scope }] })
+    .lean<TimerDoc>()
+    .exec();
+  if (!d) return undefined;
+  const fingerprint = d.cmdKeys?.find((k) => k.key === idem.key)?.fingerprint ?? (d.idemScope === scope ? d.idemFingerprint : undefined);
+  return fingerprint === idem.fingerprint ? { kind: 'replayed', timer: toTimer(d) } : { kind: 'idempotency_mismatch' };
 }
 
 /**
@@ -140,7 +202,7 @@ export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Pr
     due: { status: live, expiresAt: { $lte: now } },
     order: 'expiresAt',
     limit,
-    update: { $set: { status: 'expired', escalation: 'pending', resolvedAt: now, updatedAt: now, expiredByFence: fence }, $unset: { liveUser: 1 } },
+    update: { $set: { status: 'expired', escalation: 'pending', resolvedAt: now, expiredByFence: fence }, $currentDate: { updatedAt: true }, $unset: { liveUser: 1 } },
   });
   return mine.map(toTimer);
 }
@@ -160,12 +222,62 @@ export async function pendingEscalations(ctx: Ctx, limit: number): Promise<Timer
 
 /** CAS escalation pending → done. */
 export async function markEscalated(ctx: Ctx, timerId: string, incidentId: string): Promise<boolean> {
-  const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.timers, {
     filter: { _id: timerId, escalation: 'pending' },
-    update: (op) => ({ $set: { escalation: 'done', incidentId, updatedAt: now, lastOp: op } }),
+    update: (op) => ({ $set: { escalation: 'done', incidentId, lastOp: op }, $currentDate: { updatedAt: true } }),
   });
   return d !== null;
+}
+
+export async function maxRecordedFence(ctx: Ctx): Promise<number> {
+  const [incident, pending] = await Promise.all([
+    ctx.m.incidents.findOne({}, { fence: 1 }).sort({ fence: -1 }).readConcern('majority').lean<{ fence: number }>().exec(),
+    // few rows: the pending ones (escalation_pending index), sorted in memory
+    ctx.m.timers
+      .findOne({ escalation: 'pending' }, { expiredByFence: 1 })
+      .sort({ expiredByFence: -1 })
+      .readConcern('majority')
+      .lean<{ expiredByFence?: number }>()
+      .exec(),
+  ]);
+  return Math.max(incident?.fence ?? 0, pending?.expiredByFence ?? 0);
+}
+
+export async function countPendingEscalations(ctx: Ctx): Promise<number> {
+  return ctx.m.timers.countDocuments({ escalation: 'pending' }).readConcern('majority').exec();
+}
+
+/**
+ * Count a failed escalation, then dead-letter it at `maxAttempts`: two CAS (a conditional
+ * `$set` would need an update pipeline, which FerretDB lacks). Between the two the timer is
+ * still pending with its count reached; the next failure (or repair) moves it.
+ */
+export async function recordEscalationFailure(ctx: Ctx, timerId: string, error: string, maxAttempts: number): Promise<Timer | null> {
+  const counted = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'pending' },
+    update: (op) => ({ $set: { escalationError: error, lastOp: op }, $inc: { escalationAttempts: 1 }, $currentDate: { updatedAt: true } }),
+  });
+  if (!counted || (counted.escalationAttempts ?? 0) < maxAttempts) return counted ? toTimer(counted) : null;
+  const failed = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'pending', escalationAttempts: { $gte: maxAttempts } },
+    update: (op) => ({ $set: { escalation: 'failed', lastOp: op }, $currentDate: { updatedAt: true } }),
+  });
+  return toTimer(failed ?? counted);
+}
+
+export async function failedEscalations(ctx: Ctx, limit: number): Promise<Timer[]> {
+  if (noneWanted(limit)) return [];
+  const docs = await ctx.m.timers.find({ escalation: 'failed' }).sort({ expiresAt: 1, _id: 1 }).limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
+  return docs.map(toTimer);
+}
+
+/** CAS escalation failed → pending, count reset. */
+export async function retryEscalation(ctx: Ctx, timerId: string): Promise<Timer | null> {
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, escalation: 'failed' },
+    update: (op) => ({ $set: { escalation: 'pending', lastOp: op }, $unset: { escalationAttempts: 1 }, $currentDate: { updatedAt: true } }),
+  });
+  return d ? toTimer(d) : null;
 }
 
 /** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */

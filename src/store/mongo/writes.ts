@@ -97,3 +97,8 @@ export function defined<T extends object>(o: T): Partial<T> {
 
 /** MongoDB reads `limit(0)` as "no limit"; the port means "nothing". */
 export const noneWanted = (limit: number | undefined): boolean => limit !== undefined && limit <= 0;
+
+/** Keyset `(updatedAt, _id)` strictly after `(since, sinceId)`; without an id, strictly after `since`. */
+export function changedAfter(since: Date, sinceId: string | undefined) {
+  return sinceId === undefined ? { updatedAt: { $gt: since } } : { $or: [{ updatedAt: { $gt: since } }, { updatedAt: since, _id: { $gt: sinceId } }] };
+}

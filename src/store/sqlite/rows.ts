@@ -1,7 +1,7 @@
 /** Row ↔ domain mapping for the SQLite adapter. Times are epoch milliseconds. */
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
-import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import type { AllClearState, Incident, IncidentStatus } from '../../domain/incident.js';
 import type { EscalationState, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
 
@@ -21,6 +21,8 @@ export interface TimerRow {
   escalation: EscalationState;
   incident_id: string | null;
   expired_by_fence: number | null;
+  escalation_attempts: number;
+  escalation_error: string | null;
 }
 
 export interface IncidentRow {
@@ -40,6 +42,7 @@ export interface IncidentRow {
   lng: number | null;
   display_name: string | null;
   fence: number;
+  all_clear: AllClearState | null;
 }
 
 export interface DeliveryRow {
@@ -60,6 +63,7 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  maybe_accepted: number;
 }
 
 export interface ContactRow {
@@ -88,6 +92,8 @@ export function toTimer(r: TimerRow): Timer {
     escalation: r.escalation,
     incidentId: opt(r.incident_id),
     expiredByFence: opt(r.expired_by_fence),
+    escalationAttempts: r.escalation_attempts > 0 ? r.escalation_attempts : undefined,
+    escalationError: opt(r.escalation_error),
   });
 }
 
@@ -108,6 +114,7 @@ export function toIncident(r: IncidentRow): Incident {
     location: point(r.lat, r.lng),
     displayName: opt(r.display_name),
     fence: r.fence,
+    allClear: opt(r.all_clear),
   });
 }
 
@@ -128,6 +135,7 @@ export function toDelivery(r: DeliveryRow): Delivery {
     carrier: opt(r.carrier),
     providerMessageId: opt(r.provider_message_id),
     lastError: opt(r.last_error),
+    maybeAccepted: r.maybe_accepted === 1 ? true : undefined,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   });

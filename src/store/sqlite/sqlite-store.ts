@@ -2,7 +2,8 @@
  * Embedded store: one SQLite file (better-sqlite3, WAL) that several processes on one
  * host may share. Every transition is one `UPDATE … WHERE <allowed states> RETURNING *`;
  * multi-row writes run in IMMEDIATE transactions, so writers queue on the file lock.
- * The SQL lives in ./statements.ts.
+ * The SQL lives in ./statements.ts. Every operation runs behind guard(): a file held
+ * locked past the busy timeout or a closed store is `Unavailable` (503), as on MongoDB.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -12,7 +13,8 @@ import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, NewDelivery, NewTimer, Store } from '../port.js';
+import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, KeyedCommandResult, NewDelivery, NewTimer, Store } from '../port.js';
+import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
 import {
@@ -31,26 +33,75 @@ export interface SqliteOptions {
   file: string;
   /** the store's clock; defaults to the system clock (shared by every process on the host) */
   clock?: () => number;
-  /** how long a writer waits for another process's write lock (ms), default 5000 */
+  /**
+   * how long a writer waits for another process's write lock (ms), default 2500. The wait
+   * blocks the event loop (better-sqlite3 is synchronous), lease renewal included: keep it
+   * well under the lock TTL.
+   */
   busyTimeoutMs?: number;
+  /** how long after its stamp a write may still be committing (ms), default 1000; list cursors lag by it */
+  changeLagMs?: number;
 }
+
+const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations']);
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
   private readonly clock: () => number;
+  private readonly lagMs: number;
   private closed = false;
 
   private constructor(opts: SqliteOptions) {
     mkdirSync(dirname(opts.file), { recursive: true });
     // `timeout` is SQLite's busy timeout: how long a writer waits for another process's lock
-    this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 2500 });
     this.clock = opts.clock ?? Date.now;
+    this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
+    // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
+    this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.guardOperations();
+  }
+
+  /**
+   * Put every method (the port's operations, those added later too) behind guard(). `close`
+   * and `ping` stay as they are: closing twice is fine and readiness answers false, not 503.
+   */
+  private guardOperations(): void {
+    for (const name of Object.getOwnPropertyNames(SqliteStore.prototype)) {
+      const fn: unknown = Object.getOwnPropertyDescriptor(SqliteStore.prototype, name)?.value;
+      if (UNGUARDED.has(name) || typeof fn !== 'function') continue;
+      const method = fn as (...args: unknown[]) => unknown;
+      // an ordinary own property (as a class field would be), so proxies and spies over the store still work
+      Object.defineProperty(this, name, {
+        value: (...args: unknown[]) => this.guard(name, () => method.apply(this, args)),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    }
+  }
+
+  /**
+   * A busy or locked file and a closed store become `Unavailable` (503 + Retry-After); the
+   * rest propagates. A promise is translated when it rejects; a synchronous helper stays synchronous.
+   */
+  private guard(op: string, call: () => unknown): unknown {
+    let out: unknown;
+    try {
+      out = call();
+    } catch (err) {
+      throw unavailableOr(op, err);
+    }
+    if (!(out instanceof Promise)) return out;
+    return out.catch((err: unknown) => {
+      throw unavailableOr(op, err);
+    });
   }
 
   static async open(opts: SqliteOptions): Promise<SqliteStore> {
@@ -64,6 +115,10 @@ export class SqliteStore implements Store {
   async ping(): Promise<boolean> {
     if (this.closed) return false;
     return this.st.ping.get() !== undefined;
+  }
+
+  changeLagMs(): number {
+    return this.lagMs;
   }
 
   async close(): Promise<void> {
@@ -115,7 +170,7 @@ export class SqliteStore implements Store {
     const st = since
       ? status ? this.st.timersSinceByStatus : this.st.timersSince
       : status ? this.st.timersNewestByStatus : this.st.timersNewest;
-    const rows = st.all({ userId, status: status ?? null, since: since?.getTime() ?? null, limit: filter.limit ?? PAGE_SIZE }) as TimerRow[];
+    const rows = st.all({ userId, status: status ?? null, since: since?.getTime() ?? null, sinceId: filter.sinceId ?? null, limit: filter.limit ?? PAGE_SIZE }) as TimerRow[];
     return rows.map(toTimer);
   }
 
@@ -125,6 +180,14 @@ export class SqliteStore implements Store {
     seconds: number,
     caps: { maxExtensions: number; maxTotalSeconds: number },
   ): Promise<Timer | null> {
+    return this.extendNow(id, userId, seconds, caps);
+  }
+
+  async resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
+    return this.resolveNow(id, userId, to);
+  }
+
+  private extendNow(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Timer | null {
     const row = this.st.timerExtend.get({
       id,
       userId,
@@ -136,9 +199,43 @@ export class SqliteStore implements Store {
     return row ? toTimer(row) : null;
   }
 
-  async resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
+  private resolveNow(id: string, userId: string, to: 'safe' | 'cancelled'): Timer | null {
     const row = this.st.timerResolve.get({ id, userId, to, now: this.clock() }) as TimerRow | undefined;
     return row ? toTimer(row) : null;
+  }
+
+  async extendTimerKeyed(
+    id: string,
+    userId: string,
+    seconds: number,
+    caps: { maxExtensions: number; maxTotalSeconds: number },
+    idem: IdempotencyClaim,
+  ): Promise<KeyedCommandResult> {
+    return this.keyed(userId, idem, () => this.extendNow(id, userId, seconds, caps));
+  }
+
+  async resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+    return this.keyed(userId, idem, () => this.resolveNow(id, userId, to));
+  }
+
+  /**
+   * One IMMEDIATE transaction: look the key up (arming and commands share the person's key
+   * space), run the CAS, record the key with it. A retry racing the first request queues on
+   * the write lock and then finds the key.
+   */
+  private keyed(userId: string, idem: IdempotencyClaim, cas: () => Timer | null): Promise<KeyedCommandResult> {
+    const run = this.db.transaction((): KeyedCommandResult => {
+      const prior = this.st.idempotencyGet.get(userId, idem.key) as { fingerprint: string; timer_id: string } | undefined;
+      if (prior) {
+        if (prior.fingerprint !== idem.fingerprint) return { kind: 'idempotency_mismatch' };
+        return { kind: 'replayed', timer: toTimer(this.st.timerById.get(prior.timer_id) as TimerRow) };
+      }
+      const timer = cas();
+      if (!timer) return { kind: 'refused' };
+      this.st.idempotencyInsert.run(userId, idem.key, idem.fingerprint, timer.id, this.clock());
+      return { kind: 'applied', timer };
+    });
+    return Promise.resolve(run.immediate());
   }
 
   async claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
@@ -152,12 +249,34 @@ export class SqliteStore implements Store {
   }
 
   async markEscalated(timerId: string, incidentId: string): Promise<boolean> {
-    return this.st.timerMarkEscalated.run(incidentId, this.clock(), timerId).changes === 1;
+    return this.st.timerMarkEscalated.run(incidentId, timerId).changes === 1;
+  }
+
+  async recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null> {
+    const row = this.st.timerEscalationFailed.get({ id: timerId, error, max: maxAttempts }) as TimerRow | undefined;
+    return row ? toTimer(row) : null;
+  }
+
+  async failedEscalations(limit: number): Promise<Timer[]> {
+    return (this.st.timersEscalationFailed.all(limit) as TimerRow[]).map(toTimer);
+  }
+
+  async retryEscalation(timerId: string): Promise<Timer | null> {
+    const row = this.st.timerEscalationRetry.get(timerId) as TimerRow | undefined;
+    return row ? toTimer(row) : null;
   }
 
   async overdue(): Promise<{ count: number; oldest?: Date }> {
     const r = this.st.timersOverdue.get(this.clock()) as { n: number; oldest: number | null };
     return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
+  }
+
+  async maxRecordedFence(): Promise<number> {
+    return (this.st.maxRecordedFence.get() as { f: number }).f;
+  }
+
+  async countPendingEscalations(): Promise<number> {
+    return (this.st.timersPendingEscalationCount.get() as { n: number }).n;
   }
 
   // ── incidents ───────────────────────────────────────────────────────────────
@@ -196,14 +315,22 @@ export class SqliteStore implements Store {
     const st = since
       ? status ? this.st.incidentsSinceByStatus : this.st.incidentsSince
       : status ? this.st.incidentsOldestByStatus : this.st.incidentsOldest;
-    const rows = st.all({ status: status ?? null, since: since?.getTime() ?? null, limit: filter.limit ?? PAGE_SIZE }) as IncidentRow[];
+    const rows = st.all({ status: status ?? null, since: since?.getTime() ?? null, sinceId: filter.sinceId ?? null, limit: filter.limit ?? PAGE_SIZE }) as IncidentRow[];
     return rows.map(toIncident);
   }
 
   async transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
-    const st = to === 'acknowledged' ? this.st.incidentAcknowledge : this.st.incidentResolve;
+    const st = to === 'acknowledged' ? this.st.incidentAcknowledge : to === 'false_alarm' ? this.st.incidentFalseAlarm : this.st.incidentResolve;
     const row = st.get({ id, to, by, from: JSON.stringify(from), now: this.clock() }) as IncidentRow | undefined;
     return row ? toIncident(row) : null;
+  }
+
+  async pendingAllClears(limit: number): Promise<Incident[]> {
+    return (this.st.incidentsAllClearPending.all(limit) as IncidentRow[]).map(toIncident);
+  }
+
+  async markAllClearDone(incidentId: string): Promise<boolean> {
+    return this.st.incidentAllClearDone.run(incidentId).changes === 1;
   }
 
   // ── deliveries ──────────────────────────────────────────────────────────────
@@ -249,8 +376,18 @@ export class SqliteStore implements Store {
       providerMessageId: o.providerMessageId ?? null,
       error: o.error ?? null,
       next: o.nextAttemptAt?.getTime() ?? null,
+      maybeAccepted: o.maybeAccepted === true ? 1 : 0,
       now: this.clock(),
     }) as DeliveryRow | undefined;
+    return row ? toDelivery(row) : null;
+  }
+
+  async supersedePendingSos(incidentId: string): Promise<Delivery[]> {
+    return (this.st.deliveriesSupersedeSos.all({ incidentId, now: this.clock() }) as DeliveryRow[]).map(toDelivery);
+  }
+
+  async supersedeClaimed(key: string, attempt: number, reason: string): Promise<Delivery | null> {
+    const row = this.st.deliverySupersedeClaimed.get({ key, attempt, reason, now: this.clock() }) as DeliveryRow | undefined;
     return row ? toDelivery(row) : null;
   }
 

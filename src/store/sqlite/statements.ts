@@ -2,6 +2,9 @@
  * Every SQL statement of the SQLite store, by name; prepared once when the store opens.
  * Values are always bound parameters: a variable set of values is bound as one JSON
  * array and read back with `json_each`. `('active','extended')` is the live status set.
+ * `updated_at` of timers and incidents is `store_now()`, the store's clock read while the
+ * statement runs, i.e. after the write lock is taken: a writer that waited on another
+ * process's lock is not stamped with the time it started waiting (list cursors rely on it).
  */
 import type Database from 'better-sqlite3';
 
@@ -15,41 +18,60 @@ export const SQL = Object.freeze({
   timerByIdAndUser: 'SELECT * FROM timers WHERE id = ? AND user_id = ?',
   liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
   timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name)
-    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, @now, @locationName, @lat, @lng, @displayName) RETURNING *`,
+    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName) RETURNING *`,
   // one fixed statement per filter combination, so each keeps its index
   timersNewest: 'SELECT * FROM timers WHERE user_id = @userId ORDER BY started_at DESC, id DESC LIMIT @limit',
   timersNewestByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status ORDER BY started_at DESC, id DESC LIMIT @limit',
-  timersSince: 'SELECT * FROM timers WHERE user_id = @userId AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
-  timersSinceByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
-  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = @now
+  // keyset (updated_at, id) after (@since, @sinceId); a NULL @sinceId means strictly after @since
+  timersSince: `SELECT * FROM timers WHERE user_id = @userId AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  timersSinceByStatus: `SELECT * FROM timers WHERE user_id = @userId AND status = @status AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = store_now()
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') AND expires_at > @now
       AND extensions < @maxExtensions AND (expires_at + @ms - started_at) <= @maxTotalMs
     RETURNING *`,
-  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = @now
+  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = store_now()
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') RETURNING *`,
-  timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = @now, expired_by_fence = @fence
+  timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = @fence
     WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
       AND status IN ('active','extended') AND expires_at <= @now
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
-  timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = ? WHERE id = ? AND escalation = 'pending'",
+  timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
+  timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
+  maxRecordedFence: `SELECT MAX(COALESCE((SELECT MAX(fence) FROM incidents), 0),
+    COALESCE((SELECT MAX(expired_by_fence) FROM timers WHERE escalation = 'pending'), 0)) AS f`,
+  // the count and the dead letter move together: `escalation_attempts + 1` is the new count
+  timerEscalationFailed: `UPDATE timers SET escalation_attempts = escalation_attempts + 1, escalation_error = @error, updated_at = store_now(),
+      escalation = CASE WHEN escalation_attempts + 1 >= @max THEN 'failed' ELSE 'pending' END
+    WHERE id = @id AND escalation = 'pending' RETURNING *`,
+  timersEscalationFailed: "SELECT * FROM timers WHERE escalation = 'failed' ORDER BY expires_at LIMIT ?",
+  timerEscalationRetry: "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = store_now() WHERE id = ? AND escalation = 'failed' RETURNING *",
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
   incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence)
-    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, @now, @locationName, @lat, @lng, @displayName, @fence)
+    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence)
     ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
   incidentById: 'SELECT * FROM incidents WHERE id = ?',
   incidentByTimer: 'SELECT * FROM incidents WHERE timer_id = ?',
   incidentsOldest: 'SELECT * FROM incidents ORDER BY created_at ASC, id ASC LIMIT @limit',
   incidentsOldestByStatus: 'SELECT * FROM incidents WHERE status = @status ORDER BY created_at ASC, id ASC LIMIT @limit',
-  incidentsSince: 'SELECT * FROM incidents WHERE updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
-  incidentsSinceByStatus: 'SELECT * FROM incidents WHERE status = @status AND updated_at > @since ORDER BY updated_at ASC LIMIT @limit',
+  incidentsSince: `SELECT * FROM incidents WHERE (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  incidentsSinceByStatus: `SELECT * FROM incidents WHERE status = @status AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
   // @from: JSON array of the allowed current statuses
-  incidentAcknowledge: `UPDATE incidents SET status = @to, updated_at = @now, acknowledged_at = @now, acknowledged_by = @by
+  incidentAcknowledge: `UPDATE incidents SET status = @to, updated_at = store_now(), acknowledged_at = @now, acknowledged_by = @by
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
-  incidentResolve: `UPDATE incidents SET status = @to, updated_at = @now, resolved_at = @now, resolved_by = @by
+  incidentResolve: `UPDATE incidents SET status = @to, updated_at = store_now(), resolved_at = @now, resolved_by = @by
     WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  // the false alarm and the all-clear it owes, in one write
+  incidentFalseAlarm: `UPDATE incidents SET status = 'false_alarm', all_clear = 'pending', updated_at = store_now(), resolved_at = @now, resolved_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  incidentsAllClearPending: "SELECT * FROM incidents WHERE all_clear = 'pending' ORDER BY updated_at LIMIT ?",
+  incidentAllClearDone: "UPDATE incidents SET all_clear = 'done', updated_at = store_now() WHERE id = ? AND all_clear = 'pending'",
 
   // ── deliveries ──────────────────────────────────────────────────────────────
   deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
@@ -59,16 +81,27 @@ export const SQL = Object.freeze({
   // ?: JSON array of incident ids
   deliveriesOfIncidents: 'SELECT * FROM deliveries WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, key',
   deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
-  deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now
+  // an all-clear waits while the same contact's SOS is pending or sending (UNIQUE (incident_id, contact_id, kind) serves
+  // the lookup); a lapsed lease (sending → sending) marks the lost attempt as possibly accepted
+  deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now,
+      maybe_accepted = CASE WHEN status = 'sending' THEN 1 ELSE maybe_accepted END
     WHERE key IN (
-        SELECT key FROM deliveries
-        WHERE (status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now)
-        ORDER BY next_attempt_at LIMIT @limit)
+        SELECT key FROM deliveries AS d
+        WHERE ((d.status = 'pending' AND d.next_attempt_at <= @now) OR (d.status = 'sending' AND d.lease_until <= @now))
+          AND (d.kind <> 'all_clear' OR NOT EXISTS (
+            SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
+        ORDER BY d.next_attempt_at LIMIT @limit)
       AND ((status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now))
     RETURNING *`,
   deliveryRecordAttempt: `UPDATE deliveries SET status = @status, carrier = @carrier,
       provider_message_id = COALESCE(@providerMessageId, provider_message_id), last_error = @error,
-      next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now
+      next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now,
+      maybe_accepted = MAX(maybe_accepted, @maybeAccepted)
+    WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
+  deliveriesSupersedeSos: `UPDATE deliveries SET status = 'superseded', updated_at = @now
+    WHERE incident_id = @incidentId AND kind = 'sos' AND status = 'pending' RETURNING *`,
+  // no carrier call was made: the attempt the claim counted is given back
+  deliverySupersedeClaimed: `UPDATE deliveries SET status = 'superseded', attempts = attempts - 1, lease_until = NULL, last_error = @reason, updated_at = @now
     WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
   // @from: JSON array of the allowed current statuses
   deliveryApplyReceipt: `UPDATE deliveries SET status = @to, updated_at = @now

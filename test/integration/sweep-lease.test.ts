@@ -1,0 +1,144 @@
+/**
+ * The sweep lease is renewed on a timer, not between batches: a batch slower than the
+ * lock TTL keeps the lock, and once a renewal fails no further batch is claimed.
+ * Real Redis lock, real SQLite store slowed down by a wrapper (escalations take time).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SmsBudget } from '../../src/app/sms-budget.js';
+import type { Lock } from '../../src/lock/port.js';
+import { RedisLock } from '../../src/lock/redis-lock.js';
+import { createLogger } from '../../src/log.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
+import type { Store } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Escalator } from '../../src/worker/escalator.js';
+import { Sweeper } from '../../src/worker/sweeper.js';
+import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { hookedStore, type StoreHooks } from '../helpers/slow-store.js';
+
+const log = createLogger({ level: 'silent' });
+const TTL = 600;
+
+async function armDue(store: Store, n: number): Promise<void> {
+  const now = await store.now();
+  for (let i = 0; i < n; i++) {
+    const r = await store.armTimer({ id: `t-${i}`, userId: `u-${i}`, startedAt: new Date(now.getTime() - 60_000), expiresAt: new Date(now.getTime() - 1000 + i) });
+    if (r.kind !== 'created') throw new Error(r.kind);
+  }
+}
+
+function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number): Sweeper {
+  const escalator = new Escalator(store, { publish() {} }, metrics, log, new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }));
+  return new Sweeper(store, lock, escalator, metrics, log, { lockName, lockTtlMs: TTL, batchSize, concurrency: 1, maxEscalationAttempts: 5 });
+}
+
+const suite = redisAvailable() ? 'sweep lease renewal' : `sweep lease renewal (skipped: ${REDIS_MISSING})`;
+
+describe.skipIf(!redisAvailable())(suite, () => {
+  let server: RedisServer;
+  let dir: string;
+  let store: SqliteStore;
+  const locks: RedisLock[] = [];
+  const keyPrefix = `test:${randomUUID()}:`;
+  const connect = async () => {
+    const lock = await RedisLock.connect({ url: server.url, keyPrefix });
+    locks.push(lock);
+    return lock;
+  };
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'vigil-lease-'));
+    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  });
+  afterEach(async () => {
+    await Promise.all(locks.splice(0).map((l) => l.close()));
+    if (server.pid() === undefined) await server.start();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a batch that takes longer than the lock TTL keeps the lease: no other replica gets the lock meanwhile, one fence claims every timer', async () => {
+    await armDue(store, 12);
+    const lockName = `sweep-${randomUUID()}`;
+    const slow: StoreHooks = { openIncident: () => sleep(100) }; // 12 escalations of 100 ms ≈ 2 × TTL per batch
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const sweeper = sweeperOver(hookedStore(store, slow), await connect(), metrics, lockName, 6);
+
+    const other = await connect();
+    let done = false;
+    let stolen = 0;
+    const sweep = sweeper.sweep().finally(() => (done = true));
+    // the sweeper sets vigil_lock_holder to 0 before it releases: a lease won while it is still 1 overlaps the sweep
+    const holding = async () => (await metrics.lockHolder.get()).values[0]?.value === 1;
+    const contender = (async () => {
+      while (!done) {
+        const lease = await other.acquire(lockName, TTL);
+        if (lease) {
+          if (await holding()) stolen++;
+          await lease.release();
+        }
+        await sleep(50);
+      }
+    })();
+    const report = await sweep;
+    await contender;
+
+    expect(report).toMatchObject({ outcome: 'swept', claimed: 12, escalated: 12, lostLease: false });
+    expect(stolen).toBe(0);
+    expect((await store.listIncidents()).every((i) => i.fence === report.fence)).toBe(true);
+    const ok = (await metrics.lockExtensions.get()).values.find((v) => v.labels.result === 'ok')?.value ?? 0;
+    expect(ok).toBeGreaterThanOrEqual(3);
+  });
+
+  it('when a renewal fails (the lock key is gone), the sweep finishes the batch it claimed and claims no further batch', async () => {
+    await armDue(store, 12);
+    const lockName = `sweep-${randomUUID()}`;
+    const raw = createClient({ url: server.url });
+    raw.on('error', () => {});
+    await raw.connect();
+    let escalations = 0;
+    const hooks: StoreHooks = {
+      openIncident: async () => {
+        // after the first escalation the lock key vanishes (flushed, or lapsed and taken): the next renewal fails
+        if (++escalations === 1) for (const key of await raw.keys(`${keyPrefix}*`)) if (!key.endsWith(':fence')) await raw.del(key);
+        await sleep(100);
+      },
+    };
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    try {
+      const report = await sweeperOver(hookedStore(store, hooks), await connect(), metrics, lockName, 6).sweep();
+      expect(report).toMatchObject({ claimed: 6, escalated: 6, lostLease: true });
+      expect(await store.overdue()).toMatchObject({ count: 6 }); // the second batch was never claimed
+      expect((await metrics.lockExtensions.get()).values.find((v) => v.labels.result === 'lost')?.value).toBe(1);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('when a renewal fails because Redis stopped, the sweep claims no further batch', async () => {
+    await armDue(store, 12);
+    let escalations = 0;
+    const hooks: StoreHooks = {
+      openIncident: async () => {
+        if (++escalations === 1) await server.stop();
+        await sleep(100);
+      },
+    };
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const report = await sweeperOver(hookedStore(store, hooks), await connect(), metrics, `sweep-${randomUUID()}`, 6).sweep();
+    expect(report).toMatchObject({ claimed: 6, escalated: 6, lostLease: true });
+    expect(await store.overdue()).toMatchObject({ count: 6 });
+  });
+});
