@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { ServerClock } from '../../src/store/mongo/clock.js';
 import { makeModels } from '../../src/store/mongo/schemas.js';
-import { extendTimer } from '../../src/store/mongo/timers.js';
+import { extendTimer, extendTimerKeyed } from '../../src/store/mongo/timers.js';
 import type { Ctx } from '../../src/store/mongo/writes.js';
 import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
@@ -219,6 +219,22 @@ describe.skipIf(!kind)(`mongo extendTimer compares on the values it read (${kind
       t = await arm(store);
       expect(await extendTimer(ctx, t.id, t.userId, 60, CAPS)).toBeNull();
       expect(await store.getTimer(t.id)).toMatchObject({ status: 'safe', expiresAt: t.expiresAt, extensions: 0 });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('invariant 6: a retry with the same Idempotency-Key landing between the read and the write → replayed, extended once', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const idem = { key: randomUUID(), fingerprint: 'f1' };
+    const { store, ctx, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.extendTimerKeyed(t.id, t.userId, 60, CAPS, idem);
+    });
+    try {
+      t = await arm(store);
+      const r = await extendTimerKeyed(ctx, t.id, t.userId, 60, CAPS, idem);
+      expect(r).toEqual({ kind: 'replayed', timer: await store.getTimer(t.id) });
+      expect(await store.getTimer(t.id)).toMatchObject({ extensions: 1, expiresAt: at(t.expiresAt, 60_000) });
     } finally {
       await cleanup();
     }
