@@ -9,12 +9,15 @@ import mongoose from 'mongoose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { ServerClock } from '../../src/store/mongo/clock.js';
+import { makeModels } from '../../src/store/mongo/schemas.js';
+import { extendTimer, extendTimerKeyed } from '../../src/store/mongo/timers.js';
+import type { Ctx } from '../../src/store/mongo/writes.js';
 import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
 import { freePort } from '../helpers/net.js';
 import { inProcessPeer } from './race-steps.js';
 import { storeContract, type ContractOptions } from './store-contract.js';
-import { armDue, newDeliveries, openedIncident } from './store-contract-helpers.js';
+import { arm, armDue, at, newDeliveries, openedIncident } from './store-contract-helpers.js';
 
 const realUri = process.env.MONGODB_URI;
 const runnable = Boolean(realUri) || ferretAvailable();
@@ -35,6 +38,7 @@ async function fresh(extra: Partial<MongoStoreOptions> = {}) {
   const store = await open();
   return {
     store,
+    dbName,
     peer: async () => inProcessPeer(await open()),
     cleanup: async () => {
       await store.close();
@@ -54,28 +58,10 @@ async function detect(): Promise<ServerKind | undefined> {
 }
 const kind = await detect();
 
-const FERRET_NO_PIPELINE =
-  'FerretDB v1 implements neither update pipelines nor $expr, which extendTimer needs to add to a date deadline in one atomic findAndModify; needs a real MongoDB: set MONGODB_URI to run it';
-/** Cases that call extendTimer; they run on real MongoDB. */
-const EXTEND_CASES = [
-  'timers: extend (CAS live → extended) › adds exactly the seconds to the deadline, status extended, extensions + 1',
-  'timers: extend (CAS live → extended) › refused after maxExtensions, deadline unchanged',
-  'timers: extend (CAS live → extended) › refused when the span from start to the new deadline would exceed maxTotalSeconds; equal is allowed',
-  'timers: extend (CAS live → extended) › refused once the deadline has passed (the sweep owns it now)',
-  'timers: extend (CAS live → extended) › invariant 7: refused for another user',
-  'timers: extend (CAS live → extended) › invariant 6: refused on every terminal state',
-  'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → safe; a second call loses the CAS (null) and changes nothing',
-  'timers: resolve (CAS live → safe | cancelled) › invariant 2: active and extended → cancelled; a second call loses the CAS (null) and changes nothing',
-  'timers: sweep (claimDueTimers) and escalation outbox › invariant 4: claims only live timers due by the store clock → expired, escalation pending, stamped with the fence',
-  'timers: commands under an Idempotency-Key › invariant 6: a retried extend with the same key extends once; the retry is replayed with the timer as it is',
-  'timers: commands under an Idempotency-Key › the same key with another fingerprint (body, command or timer) → idempotency_mismatch, nothing changes',
-];
-
 const opts: ContractOptions =
   kind === 'ferretdb'
     ? {
         racesUnsupported: 'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap; needs a real MongoDB: set MONGODB_URI to run it',
-        skip: Object.fromEntries(EXTEND_CASES.map((c) => [c, FERRET_NO_PIPELINE])),
       }
     : {};
 
@@ -169,6 +155,105 @@ describe.skipIf(!kind)(`mongo store on ${kind ?? 'no server'}`, () => {
     await store.close();
     expect(await store.ping()).toBe(false);
     await expect(store.getTimer('x')).rejects.toMatchObject({ kind: 'unavailable', code: 'store_closed' });
+  });
+});
+
+describe.skipIf(!kind)(`mongo extendTimer compares on the values it read (${kind ?? 'no server'})`, () => {
+  /**
+   * extendTimer reads the timer, then reads the clock, then writes: a Ctx whose clock runs
+   * `between` on each call puts another writer exactly between the read and the write,
+   * with no timing involved (this is how a second replica's write would interleave).
+   */
+  async function interleaved(between: (store: MongoStore, call: number) => Promise<void>) {
+    const f = await fresh();
+    const conn = await mongoose.createConnection(uri ?? '', { dbName: f.dbName, autoIndex: false, autoCreate: false }).asPromise();
+    let calls = 0;
+    const ctx: Ctx = {
+      m: makeModels(conn),
+      wc: new mongoose.mongo.WriteConcern('majority', 5000),
+      now: async () => {
+        await between(f.store, ++calls);
+        return f.store.now();
+      },
+    };
+    return { ...f, ctx, calls: () => calls, cleanup: async () => (await conn.close(), await f.cleanup()) };
+  }
+  const CAPS = { maxExtensions: 10, maxTotalSeconds: 86_400 };
+
+  it('invariant 2: an extension landing between the read and the write is not overwritten: the CAS misses, re-reads, and both count', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const { store, ctx, calls, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.extendTimer(t.id, t.userId, 100, CAPS);
+    });
+    try {
+      t = await arm(store);
+      const done = await extendTimer(ctx, t.id, t.userId, 60, CAPS);
+      expect(calls()).toBe(2);
+      expect(done).toMatchObject({ status: 'extended', extensions: 2, expiresAt: at(t.expiresAt, 160_000) });
+      expect(await store.getTimer(t.id)).toEqual(done);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('maxExtensions holds when another extension takes the last one between the read and the write', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const caps = { ...CAPS, maxExtensions: 1 };
+    const { store, ctx, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.extendTimer(t.id, t.userId, 100, caps);
+    });
+    try {
+      t = await arm(store);
+      expect(await extendTimer(ctx, t.id, t.userId, 60, caps)).toBeNull();
+      expect(await store.getTimer(t.id)).toMatchObject({ extensions: 1, expiresAt: at(t.expiresAt, 100_000) });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('invariant 6: an "I\'m safe" between the read and the write wins; extend answers null and changes nothing', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const { store, ctx, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.resolveTimer(t.id, t.userId, 'safe');
+    });
+    try {
+      t = await arm(store);
+      expect(await extendTimer(ctx, t.id, t.userId, 60, CAPS)).toBeNull();
+      expect(await store.getTimer(t.id)).toMatchObject({ status: 'safe', expiresAt: t.expiresAt, extensions: 0 });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('invariant 6: a retry with the same Idempotency-Key landing between the read and the write → replayed, extended once', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const idem = { key: randomUUID(), fingerprint: 'f1' };
+    const { store, ctx, cleanup } = await interleaved(async (s, call) => {
+      if (call === 1 && t) await s.extendTimerKeyed(t.id, t.userId, 60, CAPS, idem);
+    });
+    try {
+      t = await arm(store);
+      const r = await extendTimerKeyed(ctx, t.id, t.userId, 60, CAPS, idem);
+      expect(r).toEqual({ kind: 'replayed', timer: await store.getTimer(t.id) });
+      expect(await store.getTimer(t.id)).toMatchObject({ extensions: 1, expiresAt: at(t.expiresAt, 60_000) });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a timer that changes before every write → 409 extend_contended after a bounded number of attempts', async () => {
+    let t: Awaited<ReturnType<typeof arm>> | undefined;
+    const { store, ctx, calls, cleanup } = await interleaved(async (s) => {
+      if (t) await s.extendTimer(t.id, t.userId, 1, CAPS);
+    });
+    try {
+      t = await arm(store);
+      await expect(extendTimer(ctx, t.id, t.userId, 60, CAPS)).rejects.toMatchObject({ kind: 'conflict', code: 'extend_contended' });
+      expect(calls()).toBe(5);
+      expect(await store.getTimer(t.id)).toMatchObject({ extensions: 5, expiresAt: at(t.expiresAt, 5_000) });
+    } finally {
+      await cleanup();
+    }
   });
 });
 

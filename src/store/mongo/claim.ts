@@ -6,7 +6,7 @@
  */
 import type { Model, QueryFilter, UpdateQuery } from 'mongoose';
 import { isWriteConcernError } from './errors.js';
-import { newOp, type Ctx } from './writes.js';
+import { newOp, rereadMajority, type Ctx } from './writes.js';
 
 interface Claimable {
   _id: string;
@@ -51,19 +51,20 @@ export async function claimBatch<D extends Claimable>(
   const ids = (admit ? (await admit.keep(candidates)).slice(0, limit) : candidates).map((c) => c._id);
   if (ids.length === 0) return [];
   const claimToken = newOp();
-  let unconfirmed = false;
+  let unconfirmed: unknown;
   try {
     await model
       .updateMany({ _id: { $in: ids }, ...due } as QueryFilter<D>, { ...claim.update, $set: { ...claim.update.$set, claimToken, lastOp: claimToken } }, { writeConcern: ctx.wc })
       .exec();
   } catch (err) {
     if (!isWriteConcernError(err)) throw err;
-    unconfirmed = true;
+    unconfirmed = err;
   }
   const q = model
     .find({ _id: { $in: ids }, claimToken } as QueryFilter<D>)
     .sort({ [order]: 1, _id: 1 })
     .limit(ids.length)
     .batchSize(ids.length);
-  return (unconfirmed ? q.readConcern('majority') : q).lean<D[]>().exec();
+  if (unconfirmed === undefined) return q.lean<D[]>().exec();
+  return rereadMajority(unconfirmed, () => q.readConcern('majority').lean<D[]>().exec());
 }

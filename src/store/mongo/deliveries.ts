@@ -6,7 +6,7 @@ import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { DeliveryDoc } from './schemas.js';
-import { casOne, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
 
@@ -39,7 +39,7 @@ export async function addDeliveries(ctx: Ctx, incident: Incident, list: NewDeliv
       await ctx.m.deliveries.insertMany(docs, insertOptions(ctx, false));
     } catch (err) {
       if (isWriteConcernError(err)) {
-        const seen = await ofIncident(ctx, incident.id).readConcern('majority').lean<DeliveryDoc[]>().exec();
+        const seen = await rereadMajority(err, () => ofIncident(ctx, incident.id).readConcern('majority').lean<DeliveryDoc[]>().exec());
         const keys = new Set(seen.map((d) => d._id));
         if (list.every((d) => keys.has(d.key))) return seen.map(toDelivery);
         throw unknownOutcome(err);
@@ -130,17 +130,17 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
 export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise<Delivery[]> {
   const now = await ctx.now();
   const op = newOp();
-  let unconfirmed = false;
+  let unconfirmed: unknown;
   try {
     await ctx.m.deliveries
       .updateMany({ incidentId, kind: 'sos', status: 'pending' }, { $set: { status: 'superseded', updatedAt: now, lastOp: op } }, { writeConcern: ctx.wc })
       .exec();
   } catch (err) {
     if (!isWriteConcernError(err)) throw err;
-    unconfirmed = true;
+    unconfirmed = err;
   }
   const q = ctx.m.deliveries.find({ incidentId, lastOp: op }).sort({ createdAt: 1, _id: 1 });
-  const moved = await (unconfirmed ? q.readConcern('majority') : q).lean<DeliveryDoc[]>().exec();
+  const moved = await (unconfirmed === undefined ? q.lean<DeliveryDoc[]>().exec() : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
   return moved.map(toDelivery);
 }
 

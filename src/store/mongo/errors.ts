@@ -11,7 +11,9 @@ const DUPLICATE_KEY = 11000;
 /** A unique index refused the write (also: every write error of an unordered bulk insert is one). */
 export function isDuplicateKey(err: unknown): boolean {
   if (err instanceof MongoBulkWriteError) {
-    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const listed = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    // when the write concern failed too, the batch's write errors are only in its result
+    const errors = listed.length > 0 ? listed : err.result.getWriteErrors();
     return errors.length > 0 && errors.every((e) => e.code === DUPLICATE_KEY);
   }
   return err instanceof MongoServerError && err.code === DUPLICATE_KEY;
@@ -30,6 +32,8 @@ export function isWriteConcernError(err: unknown): boolean {
 
 /** The server (or the primary) cannot be reached: readiness fails and requests answer 503. */
 export function isUnreachable(err: unknown): boolean {
+  // a bulk insert wraps the driver's own error (a dropped connection, say) and keeps it as errorResponse
+  if (err instanceof MongoBulkWriteError && err.errorResponse instanceof mongoose.mongo.MongoError) return isUnreachable(err.errorResponse);
   return (
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||

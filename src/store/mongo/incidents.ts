@@ -6,7 +6,7 @@ import type { ChangedSince } from '../port.js';
 import { toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { IncidentDoc } from './schemas.js';
-import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 /**
  * Insert the incident, or return the one that exists: the unique index on timerId makes
@@ -31,7 +31,7 @@ export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: st
     return { incident: toIncident(doc), created: true };
   } catch (err) {
     if (isWriteConcernError(err)) {
-      const seen = await ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec();
+      const seen = await rereadMajority(err, () => ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec());
       if (seen) return { incident: toIncident(seen), created: seen._id === id };
       throw unknownOutcome(err);
     }

@@ -1,10 +1,12 @@
 /**
  * Timer queries of the MongoDB store. Every transition is one `findOneAndUpdate`
- * filtered on id, owner and the allowed current states (never find-then-save); a timer
+ * filtered on id, owner and the allowed current states (never find-then-save; extend
+ * reads first, then compares on exactly what it read); a timer
  * leaving the live states `$unset`s `liveUser`, which frees the person's slot in the
  * unique "one live timer" index.
  */
 import { Conflict } from '../../domain/errors.js';
+import { extendedDeadline, type ExtensionCaps } from '../../domain/extension.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, StateCounts } from '../port.js';
@@ -12,7 +14,7 @@ import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { CommandKey, TimerDoc } from './schemas.js';
-import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const live = { $in: [...LIVE] };
 
@@ -52,12 +54,13 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
       await ctx.m.timers.insertMany([doc], insertOptions(ctx, true));
       return { kind: 'created', timer: toTimer(doc) };
     } catch (err) {
-      if (isWriteConcernError(err)) {
-        const seen = await byIdMajority(ctx, t.id)();
+      // refused by a unique index: nothing was written, whatever the write concern says
+      if (!isDuplicateKey(err)) {
+        if (!isWriteConcernError(err)) throw err;
+        const seen = await rereadMajority(err, byIdMajority(ctx, t.id));
         if (seen?.lastOp === op) return { kind: 'created', timer: toTimer(seen) };
         throw unknownOutcome(err);
       }
-      if (!isDuplicateKey(err)) throw err;
     }
     if (idem) {
       const prior = await ctx.m.timers.findOne({ idemScope: idemScope(t.userId, idem.key) }).lean<TimerDoc>().exec();
@@ -92,62 +95,46 @@ export async function listTimers(ctx: Ctx, userId: string, filter: { status?: Ti
 }
 
 /**
- * `updatedAt` is stamped by the server while it applies the write (`$currentDate`, or `$$NOW`
- * in a pipeline), not with the time read before sending it. Inserts (arm, open incident)
- * carry the clock read just before; the store's change lag covers them.
- *
- * CAS live → extended. Adding seconds to a BSON date needs an update PIPELINE
- * (`$add` on `$expiresAt`; `$inc` refuses dates) and the span cap compares two fields
- * (`$expr`): one atomic findAndModify on MongoDB 4.2+. FerretDB v1 implements neither,
- * so this is proven on real MongoDB only (the contract skips these cases on FerretDB).
+ * `updatedAt` is stamped by the server while it applies the write (`$currentDate`), not
+ * with the time read before sending it. Inserts (arm, open incident) carry the clock read
+ * just before; the store's change lag covers them.
  */
-export async function extendTimer(
-  ctx: Ctx,
-  id: string,
-  userId: string,
-  seconds: number,
-  caps: { maxExtensions: number; maxTotalSeconds: number },
-): Promise<Timer | null> {
+export async function extendTimer(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps): Promise<Timer | null> {
   const d = await extendDoc(ctx, id, userId, seconds, caps);
   return d ? toTimer(d) : null;
 }
 
-async function extendDoc(
-  ctx: Ctx,
-  id: string,
-  userId: string,
-  seconds: number,
-  caps: { maxExtensions: number; maxTotalSeconds: number },
-  key?: CommandKey,
-): Promise<TimerDoc | null> {
-  const now = await ctx.now();
-  const ms = seconds * 1000;
-  const d = await casOne(ctx, ctx.m.timers, {
-    filter: {
-      _id: id,
-      userId,
-      status: live,
-      expiresAt: { $gt: now },
-      extensions: { $lt: caps.maxExtensions },
-      // (expiresAt + ms) − startedAt ≤ maxTotal
-      $expr: { $lte: [{ $subtract: ['$expiresAt', '$startedAt'] }, caps.maxTotalSeconds * 1000 - ms] },
-      ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}),
-    },
-    update: (op) => [
-      {
-        $set: {
-          expiresAt: { $add: ['$expiresAt', ms] },
-          status: { $literal: 'extended' },
-          extensions: { $add: ['$extensions', 1] },
-          updatedAt: '$$NOW',
-          lastOp: { $literal: op },
-          ...(key ? { cmdKeys: { $concatArrays: [{ $ifNull: ['$cmdKeys', []] }, [{ $literal: key }]] } } : {}),
-        },
-      },
-    ],
-    pipeline: true,
-  });
-  return d;
+/** A lost compare-and-swap is retried this many times before the caller is told to retry. */
+const EXTEND_ATTEMPTS = 5;
+
+/**
+ * CAS live → extended without an update pipeline (FerretDB v1 has none, and no `$expr`):
+ * read the timer, let the domain rule compute the new deadline on the store clock, then
+ * one `findOneAndUpdate` filtered on the values read (`expiresAt`, `extensions`, still
+ * live). Every extension changes both, so the filter is the compare: a concurrent extend,
+ * resolve or sweep makes it match nothing, and the loop re-reads and decides again.
+ * Under a command key the filter also requires the key to be absent; a read that finds
+ * it answers null, and the caller looks the key up.
+ */
+async function extendDoc(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps, key?: CommandKey): Promise<TimerDoc | null> {
+  for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt++) {
+    const read = await ctx.m.timers.findOne({ _id: id, userId }).lean<TimerDoc>().exec();
+    if (!read) return null;
+    if (key && read.cmdKeys?.some((k) => k.key === key.key)) return null;
+    // the clock after the read: the deadline check is at least as late as what was read
+    const next = extendedDeadline(read, seconds, caps, await ctx.now());
+    if (!next) return null;
+    const d = await casOne(ctx, ctx.m.timers, {
+      filter: { _id: id, userId, status: live, expiresAt: read.expiresAt, extensions: read.extensions, ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}) },
+      update: (op) => ({
+        $set: { expiresAt: next.expiresAt, status: 'extended', extensions: next.extensions, lastOp: op },
+        $currentDate: { updatedAt: true },
+        ...(key ? { $push: { cmdKeys: key } } : {}),
+      }),
+    });
+    if (d) return d;
+  }
+  throw Conflict('extend_contended', 'the timer kept changing while it was being extended; retry');
 }
 
 /** CAS live → safe | cancelled. */
@@ -169,14 +156,7 @@ async function resolveDoc(ctx: Ctx, id: string, userId: string, to: 'safe' | 'ca
   });
 }
 
-export function extendTimerKeyed(
-  ctx: Ctx,
-  id: string,
-  userId: string,
-  seconds: number,
-  caps: { maxExtensions: number; maxTotalSeconds: number },
-  idem: IdempotencyClaim,
-): Promise<KeyedCommandResult> {
+export function extendTimerKeyed(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps, idem: IdempotencyClaim): Promise<KeyedCommandResult> {
   return keyed(ctx, userId, idem, (key) => extendDoc(ctx, id, userId, seconds, caps, key));
 }
 

@@ -5,7 +5,8 @@
  * (503). Every caller is safe to retry; escalations stay pending and are repaired.
  */
 import { randomUUID } from 'node:crypto';
-import mongoose, { type Model, type QueryFilter, type UpdateQuery, type UpdateWithAggregationPipeline } from 'mongoose';
+import type mongoose from 'mongoose';
+import type { Model, QueryFilter, UpdateQuery } from 'mongoose';
 import { Unavailable } from '../../domain/errors.js';
 import { isWriteConcernError } from './errors.js';
 import type { Models } from './schemas.js';
@@ -36,6 +37,18 @@ export const unknownOutcome = (cause: unknown) =>
   Unavailable('store_write_unconfirmed', 'the database did not confirm a write in time; its outcome is unknown, retry the request', cause);
 
 /**
+ * The majority re-read after the write concern error `unconfirmed`. If the re-read fails
+ * too (timeout, no primary, refused), nothing decides the write: its outcome stays unknown.
+ */
+export async function rereadMajority<T>(unconfirmed: unknown, reread: () => Promise<T>): Promise<T> {
+  try {
+    return await reread();
+  } catch (err) {
+    throw unknownOutcome(new AggregateError([unconfirmed, err], 'the write concern was not confirmed and the majority re-read failed'));
+  }
+}
+
+/**
  * Await a single-document CAS write tagged with `op`. On an unconfirmed write concern,
  * `reread` (majority) decides: our write visible → its document; anything else → unknown.
  */
@@ -44,7 +57,7 @@ export async function settle<D extends { lastOp?: string }>(write: Promise<D | n
     return await write;
   } catch (err) {
     if (!isWriteConcernError(err)) throw err;
-    const seen = await reread();
+    const seen = await rereadMajority(err, reread);
     if (seen?.lastOp === op) return seen;
     throw unknownOutcome(err);
   }
@@ -54,12 +67,10 @@ export interface CasOne<D> {
   /** the document and the states it may be changed from */
   filter: QueryFilter<D>;
   /** the change; it must set `lastOp` to `op` */
-  update: (op: string) => UpdateQuery<D> | UpdateWithAggregationPipeline;
+  update: (op: string) => UpdateQuery<D>;
   /** finds our document again on the majority re-read (default: `filter`'s `_id`) */
   reread?: (op: string) => QueryFilter<D>;
   upsert?: boolean;
-  /** `update` is an aggregation pipeline */
-  pipeline?: boolean;
 }
 
 /** One tagged `findOneAndUpdate` (returning the document after), settled as above. */
@@ -70,7 +81,6 @@ export function casOne<D extends { _id: string; lastOp?: string }>(ctx: Ctx, mod
       returnDocument: 'after',
       writeConcern: ctx.wc,
       ...(cas.upsert ? { upsert: true } : {}),
-      ...(cas.pipeline ? { updatePipeline: true } : {}),
     })
     .lean<D>()
     .exec();
