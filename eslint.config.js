@@ -16,6 +16,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       eqeqeq: ['error', 'smart'],
+      // a closure may read a `let` that is assigned once, later (main.ts: the request handler before the app exists)
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
   {

@@ -8,7 +8,7 @@ import { decideIncident, type Incident } from '../domain/incident.js';
 import { checkDuration, type TimerLimits } from '../domain/limits.js';
 import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
-import { incidentEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
+import { timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { IdempotencyClaim, KeyedCommandResult, Store } from '../store/port.js';
 import { noTracing, type Tracing } from '../telemetry/tracing.js';
 import { timerView } from '../wire/views.js';

@@ -25,6 +25,7 @@ const clip = (s: string, n: number): string => {
 // C0/C1 controls, bidi embeddings/overrides/isolates and marks, zero-width characters,
 // line/paragraph separators: none belongs in a name, and bidi overrides can make a text
 // read differently from what it says.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/gu;
 // scheme://…, www.…, or a bare domain name: our map link is the only link a text carries
 const LINK_LIKE = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)|\b([a-z0-9-]+)\.(?=(?:[a-z]{2,})\b)/giu;

@@ -56,16 +56,6 @@ function at(v: unknown, ...path: string[]): unknown {
   return cur;
 }
 
-async function until<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe.skipIf(!hasChromium)(hasChromium ? 'moderator console in Chromium' : `moderator console in Chromium (skipped: chromium not installed at ${CHROMIUM})`, () => {
   let dataDir: string;
   let profileDir: string;

@@ -13,7 +13,6 @@
  * with the reason.
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
-import type { Store } from '../../src/store/port.js';
 import { commandCases } from './store-contract-commands.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import { inProcessPeer, type RacePeer } from './race-steps.js';

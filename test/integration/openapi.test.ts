@@ -6,12 +6,11 @@
  * value on the bound is accepted, one just past it is refused with 400), and the answers to
  * those probes have the documented shape, with no undocumented fields.
  */
-import { Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { MAX_CONTACTS } from '../../src/domain/contact.js';

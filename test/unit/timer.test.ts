@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   decide,
   isLive,
-  LIVE,
   TARGET,
   TIMER_STATUSES,
   type Decision,
