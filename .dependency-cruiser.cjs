@@ -13,7 +13,8 @@ module.exports = {
   forbidden: [
     {
       name: 'domain-is-pure',
-      comment: 'src/domain holds the rules: it imports nothing of ours outside domain/, and no package or I/O module (deterministic hashing from crypto is allowed).',
+      comment:
+        'src/domain holds the rules: it imports nothing of ours outside domain/, and no package or I/O module (deterministic hashing from crypto is allowed).',
       severity: 'error',
       from: { path: '^src/domain/' },
       to: { pathNot: ['^src/domain/', '^crypto$'] },
@@ -84,6 +85,10 @@ module.exports = {
     exclude: { path: ['^dist/', '^node_modules/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js'],
+    },
   },
 };

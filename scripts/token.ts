@@ -21,4 +21,6 @@ if (!values.user) {
 }
 const config = loadConfig(process.env);
 const days = Number(values.days);
-process.stdout.write(`${signToken(config.jwtSecret, { sub: values.user, admin: values.admin, name: values.name }, Math.round(days * 86400))}\n`);
+process.stdout.write(
+  `${signToken(config.jwtSecret, { sub: values.user, admin: values.admin, name: values.name }, Math.round(days * 86400))}\n`,
+);

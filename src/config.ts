@@ -206,7 +206,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxExtensions: e.TIMER_MAX_EXTENSIONS,
       maxTotalSeconds: e.TIMER_MAX_TOTAL_SECONDS,
     },
-    sweep: { cron: e.SWEEP_CRON, batchSize: e.SWEEP_BATCH_SIZE, concurrency: e.SWEEP_CONCURRENCY, lockName: e.LOCK_NAME, lockTtlMs: e.LOCK_TTL_MS },
+    sweep: {
+      cron: e.SWEEP_CRON,
+      batchSize: e.SWEEP_BATCH_SIZE,
+      concurrency: e.SWEEP_CONCURRENCY,
+      lockName: e.LOCK_NAME,
+      lockTtlMs: e.LOCK_TTL_MS,
+    },
     escalationMaxAttempts: e.ESCALATION_MAX_ATTEMPTS,
     delivery: {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
@@ -230,7 +236,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
               timeoutMs: e.TWILIO_TIMEOUT_MS,
             }
           : undefined,
-      fast2sms: e.FAST2SMS_API_KEY ? { apiKey: e.FAST2SMS_API_KEY, baseUrl: e.FAST2SMS_BASE_URL, timeoutMs: e.FAST2SMS_TIMEOUT_MS } : undefined,
+      fast2sms: e.FAST2SMS_API_KEY
+        ? { apiKey: e.FAST2SMS_API_KEY, baseUrl: e.FAST2SMS_BASE_URL, timeoutMs: e.FAST2SMS_TIMEOUT_MS }
+        : undefined,
       failover: { threshold: e.SMS_FAILOVER_THRESHOLD, openMs: e.SMS_FAILOVER_OPEN_MS },
       maxPerIncident: e.SMS_MAX_PER_INCIDENT,
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,

@@ -94,7 +94,9 @@ async function openLock(config: Config, log: Logger, store: Store): Promise<Lock
       warned = true;
     },
   }).catch((err: unknown) => {
-    throw new ConfigError(`REDIS_URL: cannot reach Redis at start-up (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+    throw new ConfigError(`REDIS_URL: cannot reach Redis at start-up (${err instanceof Error ? err.message : String(err)})`, {
+      cause: err,
+    });
   });
   log.info('redis lock connected');
   return lock;
@@ -135,7 +137,10 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const ownProvider = o.tracerProvider ? undefined : tracerProviderFor(config.tracing);
     if (ownProvider) {
       cleanups.push(() => ownProvider.shutdown());
-      log.info({ exporter: config.tracing.exporter, url: config.tracing.exporter === 'otlp' ? config.tracing.url : undefined }, 'tracing on');
+      log.info(
+        { exporter: config.tracing.exporter, url: config.tracing.exporter === 'otlp' ? config.tracing.url : undefined },
+        'tracing on',
+      );
     }
     const tracing = createTracing(o.tracerProvider ?? ownProvider);
     metrics.observeStore(store);
@@ -158,7 +163,11 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       else res.writeHead(503).end();
     });
     const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
-    const smsBudget = new SmsBudget(store, { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay }, { log, metrics });
+    const smsBudget = new SmsBudget(
+      store,
+      { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
+      { log, metrics },
+    );
     const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget, tracing);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
@@ -225,7 +234,16 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const port = (http.address() as AddressInfo).port;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
-    log.info({ url, mode: config.mode, store: config.mongodbUri ? 'mongodb' : 'sqlite', lock: config.redisUrl ? 'redis' : 'in-process', carrier: carrier.name }, 'Vigil is listening');
+    log.info(
+      {
+        url,
+        mode: config.mode,
+        store: config.mongodbUri ? 'mongodb' : 'sqlite',
+        lock: config.redisUrl ? 'redis' : 'in-process',
+        carrier: carrier.name,
+      },
+      'Vigil is listening',
+    );
 
     let stopping: Promise<void> | undefined;
     const stop = () =>

@@ -141,7 +141,11 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       buckets: LAG_BUCKETS,
       registers: r,
     }),
-    escalationErrors: new client.Counter({ name: 'vigil_escalation_errors_total', help: 'Escalations that failed and were left pending for repair', registers: r }),
+    escalationErrors: new client.Counter({
+      name: 'vigil_escalation_errors_total',
+      help: 'Escalations that failed and were left pending for repair',
+      registers: r,
+    }),
     casConflicts: new client.Counter({
       name: 'vigil_cas_conflicts_total',
       help: 'Compare-and-swap transitions that found the record in another state',
@@ -160,7 +164,12 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
       registers: r,
     }),
-    lockExtensions: new client.Counter({ name: 'vigil_lock_extensions_total', help: 'Lock lease extensions by result', labelNames: ['result'], registers: r }),
+    lockExtensions: new client.Counter({
+      name: 'vigil_lock_extensions_total',
+      help: 'Lock lease extensions by result',
+      labelNames: ['result'],
+      registers: r,
+    }),
     lockHolder: new client.Gauge({ name: 'vigil_lock_holder', help: '1 while this replica holds the sweep lock', registers: r }),
     lockUnavailable: new client.Gauge({
       name: 'vigil_lock_unavailable',
@@ -219,7 +228,12 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       help: 'Primary carrier circuit: 0 closed, 0.5 half-open, 1 open (sending through the secondary)',
       registers: r,
     }),
-    loopErrors: new client.Counter({ name: 'vigil_loop_errors_total', help: 'Errors caught in background loops', labelNames: ['loop'], registers: r }),
+    loopErrors: new client.Counter({
+      name: 'vigil_loop_errors_total',
+      help: 'Errors caught in background loops',
+      labelNames: ['loop'],
+      registers: r,
+    }),
     httpDuration: new client.Histogram({
       name: 'vigil_http_request_duration_seconds',
       help: 'HTTP request duration by route template and status',
@@ -298,7 +312,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
     }),
     storeUp: new client.Gauge({
       name: 'vigil_store_up',
-      help: '1 when the store answered this scrape\'s queries in time, 0 when it failed or timed out (the store gauges then keep their last value)',
+      help: "1 when the store answered this scrape's queries in time, 0 when it failed or timed out (the store gauges then keep their last value)",
       registers: r,
       async collect() {
         if (gauges) this.set((await refresh()) ? 1 : 0);
@@ -309,7 +323,8 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       for (const result of ['won', 'contended', 'error']) m.lockAcquisitions.inc({ result }, 0);
       for (const result of ['ok', 'lost']) m.lockExtensions.inc({ result }, 0);
       for (const outcome of ['swept', 'contended', 'swept_without_lock', 'failed']) m.sweeps.inc({ outcome }, 0);
-      for (const command of ['extend', 'safe', 'cancel', 'false_alarm', 'acknowledge', 'resolve', 'record_attempt']) m.casConflicts.inc({ command }, 0);
+      for (const command of ['extend', 'safe', 'cancel', 'false_alarm', 'acknowledge', 'resolve', 'record_attempt'])
+        m.casConflicts.inc({ command }, 0);
       for (const loop of ['sweep', 'dispatch']) m.loopErrors.inc({ loop }, 0);
     },
     /** Connect the store-derived gauges (after the store is open). */

@@ -26,7 +26,12 @@ export class IncidentService {
     limit?: number;
   }): Promise<{ items: IncidentWithDeliveries[]; cursor: ChangePosition; more: boolean; readAt: Date }> {
     const readAt = await this.store.now();
-    const incidents = await this.store.listIncidents({ status: filter.status, since: filter.since?.since, sinceId: filter.since?.sinceId, limit: filter.limit });
+    const incidents = await this.store.listIncidents({
+      status: filter.status,
+      since: filter.since?.since,
+      sinceId: filter.since?.sinceId,
+      limit: filter.limit,
+    });
     return { items: await this.withDeliveries(incidents), readAt, ...nextCursor(incidents, filter, readAt, this.store.changeLagMs()) };
   }
 

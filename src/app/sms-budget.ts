@@ -11,7 +11,15 @@
 import type { Contact } from '../domain/contact.js';
 import { wantsAllClear, type Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
-import { allClearAllowance, CAP_WINDOW_MS, makeSmsCaps, sosAllowance, type Allowance, type CapReason, type SmsCaps } from '../domain/sms-caps.js';
+import {
+  allClearAllowance,
+  CAP_WINDOW_MS,
+  makeSmsCaps,
+  sosAllowance,
+  type Allowance,
+  type CapReason,
+  type SmsCaps,
+} from '../domain/sms-caps.js';
 import type { Store } from '../store/port.js';
 
 export interface SmsBudgetReporting {
@@ -45,7 +53,11 @@ export class SmsBudget {
       this.store.deliveriesFor([incident.id]),
     ]);
     const existing = mine.filter((d) => d.kind === 'sos');
-    const a = sosAllowance(this, { wanted: contacts.length, existing: existing.length, usedElsewhere: Math.max(0, inWindow - mine.length) });
+    const a = sosAllowance(this, {
+      wanted: contacts.length,
+      existing: existing.length,
+      usedElsewhere: Math.max(0, inWindow - mine.length),
+    });
     // a repair keeps what the first run created; the prefix rule makes both runs pick the same contacts
     const already = new Set(existing.map((d) => d.contactId));
     const out = contacts.filter((c, i) => i < a.allowed || already.has(c.id));

@@ -37,7 +37,11 @@ export interface CommandResult {
 }
 
 const idempotencyMismatch = () =>
-  new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different request (body, command or timer)');
+  new DomainError(
+    'idempotency_mismatch',
+    'idempotency_key_reused',
+    'this Idempotency-Key was used with a different request (body, command or timer)',
+  );
 
 const notFound = (id: string) => NotFound('timer_not_found', `no timer ${id} for this user`);
 const wrongState = (t: Timer, command: TimerCommand) =>
@@ -127,7 +131,12 @@ export class TimerService {
     filter: { status?: TimerStatus; since?: ChangePosition; limit?: number },
   ): Promise<{ timers: Timer[]; cursor: ChangePosition; more: boolean; readAt: Date }> {
     const readAt = await this.store.now();
-    const timers = await this.store.listTimers(userId, { status: filter.status, since: filter.since?.since, sinceId: filter.since?.sinceId, limit: filter.limit });
+    const timers = await this.store.listTimers(userId, {
+      status: filter.status,
+      since: filter.since?.since,
+      sinceId: filter.since?.sinceId,
+      limit: filter.limit,
+    });
     return { timers, readAt, ...nextCursor(timers, filter, readAt, this.store.changeLagMs()) };
   }
 

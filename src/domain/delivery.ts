@@ -49,8 +49,7 @@ export const deliveryKey = (incidentId: string, contactId: string, kind: Deliver
 
 /** The result of one carrier attempt, in domain words. */
 export type AttemptResult =
-  | { ok: true; carrier: string; providerMessageId: string }
-  | { ok: false; carrier: string; retryable: boolean; code: string };
+  { ok: true; carrier: string; providerMessageId: string } | { ok: false; carrier: string; retryable: boolean; code: string };
 
 export interface RetryPolicy {
   maxAttempts: number;

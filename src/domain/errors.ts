@@ -2,14 +2,7 @@
  * The one small set of errors every layer raises. HTTP maps them in one place
  * (src/http/errors.ts); stores translate their driver errors into these.
  */
-export type DomainErrorCode =
-  | 'not_found'
-  | 'conflict'
-  | 'invalid'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'idempotency_mismatch'
-  | 'unavailable';
+export type DomainErrorCode = 'not_found' | 'conflict' | 'invalid' | 'unauthorized' | 'forbidden' | 'idempotency_mismatch' | 'unavailable';
 
 export class DomainError extends Error {
   constructor(

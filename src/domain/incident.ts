@@ -36,9 +36,7 @@ export interface Incident {
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';
 
 export type IncidentDecision =
-  | { kind: 'apply'; from: readonly IncidentStatus[]; to: IncidentStatus }
-  | { kind: 'noop' }
-  | { kind: 'conflict' };
+  { kind: 'apply'; from: readonly IncidentStatus[]; to: IncidentStatus } | { kind: 'noop' } | { kind: 'conflict' };
 
 const TARGET: Record<IncidentCommand, IncidentStatus> = {
   acknowledge: 'acknowledged',

@@ -57,10 +57,7 @@ export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';
  * - `conflict`: the command cannot apply in this state (409 with the current state).
  */
 export type Decision =
-  | { kind: 'apply'; from: readonly TimerStatus[]; to: TimerStatus }
-  | { kind: 'noop' }
-  | { kind: 'false_alarm' }
-  | { kind: 'conflict' };
+  { kind: 'apply'; from: readonly TimerStatus[]; to: TimerStatus } | { kind: 'noop' } | { kind: 'false_alarm' } | { kind: 'conflict' };
 
 export const TARGET: Record<TimerCommand, TimerStatus> = {
   extend: 'extended',

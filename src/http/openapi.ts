@@ -8,8 +8,32 @@
  */
 import { z } from 'zod';
 import type { TimerLimits } from '../domain/limits.js';
-import { Contact, Delivery, ErrorBody, FailedEscalation, FailedEscalationList, GeoPoint, Incident, IncidentList, IncidentWithDeliveries, Readiness, Timer, TimerList, TwilioStatusCallback } from './schemas.js';
-import { ArmBody, CommandIdempotencyKey, ContactsBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, IncidentQuery, TimerQuery } from './validation.js';
+import {
+  Contact,
+  Delivery,
+  ErrorBody,
+  FailedEscalation,
+  FailedEscalationList,
+  GeoPoint,
+  Incident,
+  IncidentList,
+  IncidentWithDeliveries,
+  Readiness,
+  Timer,
+  TimerList,
+  TwilioStatusCallback,
+} from './schemas.js';
+import {
+  ArmBody,
+  CommandIdempotencyKey,
+  ContactsBody,
+  EmptyBody,
+  ExtendBody,
+  IdempotencyKey,
+  IdParam,
+  IncidentQuery,
+  TimerQuery,
+} from './validation.js';
 
 type Json = Record<string, unknown>;
 export type Operation = Json & { operationId: string; responses: Record<string, Json> };
@@ -22,7 +46,13 @@ export interface OpenApiDocument {
   tags: Json[];
   security: Record<string, string[]>[];
   paths: Record<string, PathItem>;
-  components: { schemas: Record<string, Json>; responses: Record<string, Json>; parameters: Record<string, Json>; headers: Record<string, Json>; securitySchemes: Record<string, Json> };
+  components: {
+    schemas: Record<string, Json>;
+    responses: Record<string, Json>;
+    parameters: Record<string, Json>;
+    headers: Record<string, Json>;
+    securitySchemes: Record<string, Json>;
+  };
 }
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -100,11 +130,23 @@ const public_: { security: Record<string, string[]>[] } = { security: [] };
 const timerOne = ok('The timer', obj({ timer: ref('schemas', 'Timer') }), requestId);
 /** A command's answer: with `Idempotent-Replayed: true` when its Idempotency-Key had already applied it. */
 const timerCommandAnswer = (description: string, schema: Json) =>
-  ok(description, schema, { ...requestId, 'Idempotent-Replayed': { schema: { type: 'string', const: 'true' }, description: 'this Idempotency-Key had already applied the command; the timer as it is now' } });
+  ok(description, schema, {
+    ...requestId,
+    'Idempotent-Replayed': {
+      schema: { type: 'string', const: 'true' },
+      description: 'this Idempotency-Key had already applied the command; the timer as it is now',
+    },
+  });
 const REPEATS =
   ' With `Idempotency-Key`, a retry of a request that applied changes nothing and answers the timer as it is now ' +
   '(`Idempotent-Replayed: true`); the key used for another request (body, command or timer) answers 422.';
-const timerCommand = (id: string, summary: string, description: string, rest: { responses: Record<string, Json>; requestBody?: Json }, keyed = false): Operation => ({
+const timerCommand = (
+  id: string,
+  summary: string,
+  description: string,
+  rest: { responses: Record<string, Json>; requestBody?: Json },
+  keyed = false,
+): Operation => ({
   tags: ['timers'],
   operationId: id,
   summary,
@@ -139,7 +181,10 @@ function paths(): Record<string, PathItem> {
         parameters: [ref('parameters', 'IdempotencyKey')],
         requestBody: { required: true, content: json(ref('schemas', 'ArmTimer')) },
         responses: {
-          '201': ok('Armed', obj({ timer: ref('schemas', 'Timer') }), { ...requestId, Location: { schema: { type: 'string' }, description: '/v1/timers/{id}' } }),
+          '201': ok('Armed', obj({ timer: ref('schemas', 'Timer') }), {
+            ...requestId,
+            Location: { schema: { type: 'string' }, description: '/v1/timers/{id}' },
+          }),
           '200': ok('Replayed: this Idempotency-Key already armed this timer', obj({ timer: ref('schemas', 'Timer') }), {
             ...requestId,
             'Idempotent-Replayed': { schema: { type: 'string', const: 'true' } },
@@ -170,7 +215,10 @@ function paths(): Record<string, PathItem> {
         'Adds `seconds` to the deadline, before it passes. Bounded per extension, in count and in total span.',
         {
           requestBody: { required: true, content: json(ref('schemas', 'ExtendTimer')) },
-          responses: { '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })), ...errors(...userErrors, '404', '409', '422') },
+          responses: {
+            '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })),
+            ...errors(...userErrors, '404', '409', '422'),
+          },
         },
         true,
       ),
@@ -184,7 +232,10 @@ function paths(): Record<string, PathItem> {
         {
           requestBody: noBody,
           responses: {
-            '200': timerCommandAnswer('The timer (and the incident when the SOS had gone out)', obj({ timer: ref('schemas', 'Timer'), incident: ref('schemas', 'Incident') }, ['timer'])),
+            '200': timerCommandAnswer(
+              'The timer (and the incident when the SOS had gone out)',
+              obj({ timer: ref('schemas', 'Timer'), incident: ref('schemas', 'Incident') }, ['timer']),
+            ),
             ...errors(...userErrors, '404', '409', '422'),
           },
         },
@@ -198,7 +249,10 @@ function paths(): Record<string, PathItem> {
         'Idempotent; an expired timer cannot be cancelled (409).',
         {
           requestBody: noBody,
-          responses: { '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })), ...errors(...userErrors, '404', '409', '422') },
+          responses: {
+            '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })),
+            ...errors(...userErrors, '404', '409', '422'),
+          },
         },
         true,
       ),
@@ -208,14 +262,20 @@ function paths(): Record<string, PathItem> {
         tags: ['contacts'],
         operationId: 'getContacts',
         summary: "The caller's emergency contacts",
-        responses: { '200': ok('Contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId), ...errors(...userErrors) },
+        responses: {
+          '200': ok('Contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId),
+          ...errors(...userErrors),
+        },
       },
       put: {
         tags: ['contacts'],
         operationId: 'replaceContacts',
         summary: 'Replace the emergency contacts as a whole',
         requestBody: { required: true, content: json(ref('schemas', 'ContactsInput')) },
-        responses: { '200': ok('Saved contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId), ...errors(...userErrors) },
+        responses: {
+          '200': ok('Saved contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId),
+          ...errors(...userErrors),
+        },
       },
     },
     '/v1/admin/incidents': {
@@ -236,11 +296,18 @@ function paths(): Record<string, PathItem> {
         operationId: 'getIncident',
         summary: 'One incident with its deliveries (moderators)',
         parameters: [ref('parameters', 'IncidentId')],
-        responses: { '200': ok('The incident', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId), ...errors(...userErrors, '403', '404') },
+        responses: {
+          '200': ok('The incident', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId),
+          ...errors(...userErrors, '403', '404'),
+        },
       },
     },
     '/v1/admin/incidents/{id}/ack': {
-      post: incidentCommand('acknowledgeIncident', 'Acknowledge an active incident', 'Idempotent; a resolved incident cannot be acknowledged (409).'),
+      post: incidentCommand(
+        'acknowledgeIncident',
+        'Acknowledge an active incident',
+        'Idempotent; a resolved incident cannot be acknowledged (409).',
+      ),
     },
     '/v1/admin/incidents/{id}/resolve': {
       post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
@@ -250,8 +317,12 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'listFailedEscalations',
         summary: 'Expired timers whose SOS escalation failed ESCALATION_MAX_ATTEMPTS times (dead letters, moderators)',
-        description: 'These are no longer retried: no incident may exist and no contact may have been texted. Oldest deadline first, at most 100.',
-        responses: { '200': ok('Dead-lettered escalations', ref('schemas', 'FailedEscalationList'), requestId), ...errors(...userErrors, '403') },
+        description:
+          'These are no longer retried: no incident may exist and no contact may have been texted. Oldest deadline first, at most 100.',
+        responses: {
+          '200': ok('Dead-lettered escalations', ref('schemas', 'FailedEscalationList'), requestId),
+          ...errors(...userErrors, '403'),
+        },
       },
     },
     '/v1/admin/escalations/{timerId}/retry': {
@@ -259,10 +330,14 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'retryFailedEscalation',
         summary: 'Send a dead-lettered escalation back to the sweep (moderators)',
-        description: 'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
+        description:
+          'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
         parameters: [parameter('timerId', 'path', true, z.toJSONSchema(IdParam, generate))],
         requestBody: noBody,
-        responses: { '200': ok('The timer', obj({ timer: ref('schemas', 'FailedEscalation') }), requestId), ...errors(...userErrors, '403', '404') },
+        responses: {
+          '200': ok('The timer', obj({ timer: ref('schemas', 'FailedEscalation') }), requestId),
+          ...errors(...userErrors, '403', '404'),
+        },
       },
     },
     '/v1/admin/users/{userId}/timers': {
@@ -272,7 +347,11 @@ function paths(): Record<string, PathItem> {
         summary: "A person's timers (moderators; support: is her timer still running?)",
         parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(TimerQuery)],
         responses: {
-          '200': ok('Timers', { allOf: [ref('schemas', 'TimerList'), obj({ serverTime: dateTime('the store clock, to show time left') })] }, requestId),
+          '200': ok(
+            'Timers',
+            { allOf: [ref('schemas', 'TimerList'), obj({ serverTime: dateTime('the store clock, to show time left') })] },
+            requestId,
+          ),
           ...errors(...userErrors, '403'),
         },
       },
@@ -287,7 +366,10 @@ function paths(): Record<string, PathItem> {
           'fields. Moves a delivery forward only (a late `sent` never overwrites `delivered`); duplicates are ignored.',
         security: [],
         parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
-        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('schemas', 'TwilioStatusCallback') } } },
+        requestBody: {
+          required: true,
+          content: { 'application/x-www-form-urlencoded': { schema: ref('schemas', 'TwilioStatusCallback') } },
+        },
         responses: {
           '200': ok(
             'Accepted: `applied` moved the delivery forward; `stale` (duplicate, out of order, unknown message) and `ignored` (an intermediate status) changed nothing',
@@ -309,8 +391,14 @@ function paths(): Record<string, PathItem> {
         ...public_,
         responses: {
           '200': { description: 'The page (at `/console/`)', content: { 'text/html': { schema: { type: 'string' } } } },
-          '301': { description: '`/console` redirects to `/console/` so relative asset URLs resolve', headers: { Location: { schema: { type: 'string' } } } },
-          '503': { description: 'The console assets are not built (`npm run build`)', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '301': {
+            description: '`/console` redirects to `/console/` so relative asset URLs resolve',
+            headers: { Location: { schema: { type: 'string' } } },
+          },
+          '503': {
+            description: 'The console assets are not built (`npm run build`)',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
         },
       },
     },
@@ -319,7 +407,8 @@ function paths(): Record<string, PathItem> {
         tags: ['ops'],
         operationId: 'consoleSocketIoClient',
         summary: 'The Socket.IO browser client used by the console page',
-        description: 'Served from the installed `socket.io` package: the console loads nothing from a CDN. The console’s other static assets are files under `/console/`, not routes.',
+        description:
+          'Served from the installed `socket.io` package: the console loads nothing from a CDN. The console’s other static assets are files under `/console/`, not routes.',
         ...public_,
         responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } },
       },
@@ -342,7 +431,10 @@ function paths(): Record<string, PathItem> {
         ...public_,
         responses: {
           '200': ok('Ready', ref('schemas', 'Readiness')),
-          '503': { description: 'Not ready, or draining', content: json({ oneOf: [ref('schemas', 'Readiness'), ref('schemas', 'Error')] }) },
+          '503': {
+            description: 'Not ready, or draining',
+            content: json({ oneOf: [ref('schemas', 'Readiness'), ref('schemas', 'Error')] }),
+          },
         },
       },
     },
@@ -422,7 +514,12 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
     paths: paths(),
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256; `sub` is the user id, `role: "admin"` marks a moderator, `name` the display name.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'HS256; `sub` is the user id, `role: "admin"` marks a moderator, `name` the display name.',
+        },
       },
       headers: {
         XRequestId: { description: 'Request id (echoed when the client sent a valid one)', schema: { type: 'string' } },
@@ -439,7 +536,9 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         Forbidden: errorResponse('Moderators only'),
         NotFound: errorResponse('No such timer or incident for this caller'),
         Conflict: errorResponse('The command does not apply in the current state; `details.status` says which state'),
-        IdempotencyMismatch: errorResponse('`idempotency_key_reused`: the Idempotency-Key was used with a different request (body, command or timer)'),
+        IdempotencyMismatch: errorResponse(
+          '`idempotency_key_reused`: the Idempotency-Key was used with a different request (body, command or timer)',
+        ),
         PayloadTooLarge: errorResponse('The body exceeds BODY_LIMIT'),
         Internal: errorResponse('Unexpected error; quote the X-Request-Id'),
       },

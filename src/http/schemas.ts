@@ -53,7 +53,10 @@ export const Incident = z.object({
   locationName: z.string().optional(),
   location: GeoPoint.optional(),
   displayName: z.string().optional(),
-  allClear: z.enum(['pending', 'done']).meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' }).optional(),
+  allClear: z
+    .enum(['pending', 'done'])
+    .meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' })
+    .optional(),
 });
 
 const DELIVERY_KINDS = ['sos', 'all_clear'] as const satisfies readonly DeliveryKind[];
@@ -69,7 +72,10 @@ export const Delivery = z.object({
   attempts: z.int().min(0),
   carrier: z.string().optional(),
   lastError: z.string().optional(),
-  maybeAccepted: z.boolean().meta({ description: 'an attempt ended without knowing whether the carrier took the text (timeout, lost lease)' }).optional(),
+  maybeAccepted: z
+    .boolean()
+    .meta({ description: 'an attempt ended without knowing whether the carrier took the text (timeout, lost lease)' })
+    .optional(),
   nextAttemptAt: at('when the next attempt is due'),
   updatedAt: at('last change'),
 });

@@ -33,7 +33,15 @@ export const EmptyBody = z.strictObject({});
 
 export const ContactsBody = z.strictObject({
   contacts: z
-    .array(z.strictObject({ name: text(80), phone: z.string().regex(E164, 'must be an E.164 number like +14155550123').meta({ examples: ['+14155550123'] }) }))
+    .array(
+      z.strictObject({
+        name: text(80),
+        phone: z
+          .string()
+          .regex(E164, 'must be an E.164 number like +14155550123')
+          .meta({ examples: ['+14155550123'] }),
+      }),
+    )
     .max(MAX_CONTACTS, `at most ${MAX_CONTACTS} contacts`)
     .refine((cs) => new Set(cs.map((c) => c.phone)).size === cs.length, 'the same number is listed twice')
     .meta({ description: 'No number may appear twice.' }),

@@ -157,8 +157,7 @@ export class RedisLock implements Lock {
 
   /** EVALSHA; on NOSCRIPT (Redis restarted or flushed its script cache) load the script again and retry once. */
   private run(script: ScriptName, name: string, keys: string[], args: string[]): Promise<unknown> {
-    const evalsha = () =>
-      this.client.sendCommand<unknown>(['EVALSHA', this.shas[script], String(keys.length), ...keys, ...args]);
+    const evalsha = () => this.client.sendCommand<unknown>(['EVALSHA', this.shas[script], String(keys.length), ...keys, ...args]);
     return this.guard(script, name, async () => {
       try {
         return await evalsha();
@@ -227,12 +226,7 @@ function reconnectDelay(retries: number, cap: number): number {
 }
 
 /** Settle with `work`, or reject after `ms` (with `timeout`, or an error naming the last known cause). */
-async function withDeadline<T>(
-  work: Promise<T>,
-  ms: number,
-  lastError: () => Error | undefined,
-  timeout?: Error,
-): Promise<T> {
+async function withDeadline<T>(work: Promise<T>, ms: number, lastError: () => Error | undefined, timeout?: Error): Promise<T> {
   // `work` may settle after we gave up (its connection is destroyed then): keep that quiet.
   work.catch(() => {});
   let timer: NodeJS.Timeout | undefined;

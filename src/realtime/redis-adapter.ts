@@ -12,7 +12,11 @@ export interface RedisFanout {
   close(): Promise<void>;
 }
 
-export async function connectRedisFanout(url: string, log: Logger, opts: { keyPrefix?: string; connectTimeoutMs?: number } = {}): Promise<RedisFanout> {
+export async function connectRedisFanout(
+  url: string,
+  log: Logger,
+  opts: { keyPrefix?: string; connectTimeoutMs?: number } = {},
+): Promise<RedisFanout> {
   const pub = createClient({
     url,
     disableOfflineQueue: true,

@@ -16,7 +16,10 @@ export class ConsoleCarrier implements Carrier {
   /** the messages "sent", for a local run to inspect; bounded */
   readonly outbox: OutgoingSms[] = [];
 
-  constructor(private readonly log: ConsoleLog, private readonly keep = 1000) {}
+  constructor(
+    private readonly log: ConsoleLog,
+    private readonly keep = 1000,
+  ) {}
 
   async send(sms: OutgoingSms): Promise<AttemptResult> {
     this.outbox.push(sms);

@@ -52,7 +52,12 @@ export function parseTwilioReceipt(params: TwilioParams): TwilioReceipt {
   return { status, statusLabel: known ? status : 'other', sid, to: known ? TWILIO_STATUS[status] : undefined, errorCode };
 }
 
-export function validTwilioSignature(authToken: string | undefined, signature: string | undefined, url: string | undefined, params: TwilioParams): boolean {
+export function validTwilioSignature(
+  authToken: string | undefined,
+  signature: string | undefined,
+  url: string | undefined,
+  params: TwilioParams,
+): boolean {
   // without the token and the public URL nothing can be verified, so nothing is believed
   if (authToken === undefined || url === undefined || signature === undefined || signature === '') return false;
   try {

@@ -50,7 +50,14 @@ const TIMEOUT_CODES: ReadonlySet<string> = new Set(['ECONNABORTED', 'ETIMEDOUT',
  * request may have been written before the answer was lost. A refused connection or an
  * HTTP error answer is not among them. `carrier_*`: the adapter threw mid-send.
  */
-const AMBIGUOUS_CODES: ReadonlySet<string> = new Set(['timeout', 'net_econnreset', 'net_epipe', 'twilio_bad_response', 'carrier_threw', 'carrier_error']);
+const AMBIGUOUS_CODES: ReadonlySet<string> = new Set([
+  'timeout',
+  'net_econnreset',
+  'net_epipe',
+  'twilio_bad_response',
+  'carrier_threw',
+  'carrier_error',
+]);
 const LOOKUP_PREFIX = 'lookup_';
 
 /** Whether an attempt that ended like this may have sent the text; an unrecorded outcome may have. */
@@ -83,7 +90,11 @@ class VigilRequestClient extends twilio.RequestClient {
     const uri = this.rewrite(opts.uri);
     const method = opts.method.toUpperCase();
     // named by the resource, never the URL: it holds the account SID and, for lookups, the number
-    const resource = new URL(uri).pathname.split('/').pop()?.replace(/\.json$/, '') ?? '';
+    const resource =
+      new URL(uri).pathname
+        .split('/')
+        .pop()
+        ?.replace(/\.json$/, '') ?? '';
     const attributes = { 'http.request.method': method, 'server.address': new URL(uri).hostname };
     return this.tracing.inSpan(`twilio ${method} ${resource}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       const res = await super.request({ ...opts, uri });

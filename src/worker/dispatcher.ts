@@ -13,7 +13,15 @@
  */
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { allClearStep, attemptMayHaveBeenAccepted, deliveryKey, outcomeOf, type AttemptResult, type Delivery, type RetryPolicy } from '../domain/delivery.js';
+import {
+  allClearStep,
+  attemptMayHaveBeenAccepted,
+  deliveryKey,
+  outcomeOf,
+  type AttemptResult,
+  type Delivery,
+  type RetryPolicy,
+} from '../domain/delivery.js';
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
@@ -102,7 +110,12 @@ export class Dispatcher {
     if (why === 'wait') {
       // the claim rule keeps this from happening; should it, give the claim back and look again later
       const now = await this.store.now();
-      const back = await this.store.recordAttempt(d.key, d.attempts, { status: 'pending', carrier: d.carrier ?? this.carrier.name, error: 'waiting_for_sos', nextAttemptAt: new Date(now.getTime() + this.settings.leaseMs) });
+      const back = await this.store.recordAttempt(d.key, d.attempts, {
+        status: 'pending',
+        carrier: d.carrier ?? this.carrier.name,
+        error: 'waiting_for_sos',
+        nextAttemptAt: new Date(now.getTime() + this.settings.leaseMs),
+      });
       if (back) this.events.publish(deliveryEvent(back, maskPhone));
       return;
     }
@@ -110,12 +123,20 @@ export class Dispatcher {
     const done = await this.store.supersedeClaimed(d.key, d.attempts, reason);
     if (!done) return;
     this.metrics.deliveries.inc({ carrier: 'none', outcome: 'superseded' });
-    this.log.info({ delivery: d.key, incident: d.incidentId, kind: d.kind, reason, recipient: maskPhone(d.phone) }, 'delivery superseded, not sent');
+    this.log.info(
+      { delivery: d.key, incident: d.incidentId, kind: d.kind, reason, recipient: maskPhone(d.phone) },
+      'delivery superseded, not sent',
+    );
     this.events.publish(deliveryEvent(done, maskPhone));
   }
 
   private sendOne(d: Delivery): Promise<void> {
-    const attributes = { 'vigil.delivery.key': d.key, 'vigil.incident.id': d.incidentId, 'vigil.delivery.kind': d.kind, 'vigil.delivery.attempt': d.attempts };
+    const attributes = {
+      'vigil.delivery.key': d.key,
+      'vigil.incident.id': d.incidentId,
+      'vigil.delivery.kind': d.kind,
+      'vigil.delivery.attempt': d.attempts,
+    };
     return this.tracing.inSpan('vigil.sms.send', { kind: SpanKind.CONSUMER, parent: d.traceparent ?? null, attributes }, (span) =>
       this.sendTraced(d, (status) => {
         span.setAttribute('vigil.delivery.outcome', status);
@@ -158,10 +179,20 @@ export class Dispatcher {
         this.log.warn({ delivery: d.key, attempt: d.attempts }, 'delivery lease lost before the outcome was recorded');
         return;
       }
-      if (o.status === 'sent' && d.kind === 'sos') this.metrics.sosSmsLatency.observe(Math.max(0, (now.getTime() - d.createdAt.getTime()) / 1000));
+      if (o.status === 'sent' && d.kind === 'sos')
+        this.metrics.sosSmsLatency.observe(Math.max(0, (now.getTime() - d.createdAt.getTime()) / 1000));
       const level = o.status === 'dead' || o.status === 'failed' ? 'error' : 'info';
       this.log[level](
-        { delivery: d.key, incident: d.incidentId, kind: d.kind, attempt: d.attempts, carrier: result.carrier, status: o.status, recipient: maskPhone(d.phone), error: o.status === 'sent' ? undefined : o.error },
+        {
+          delivery: d.key,
+          incident: d.incidentId,
+          kind: d.kind,
+          attempt: d.attempts,
+          carrier: result.carrier,
+          status: o.status,
+          recipient: maskPhone(d.phone),
+          error: o.status === 'sent' ? undefined : o.error,
+        },
         'delivery attempt recorded',
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));

@@ -57,8 +57,10 @@ export class Escalator {
   }
 
   async escalate(timer: Timer, fence: number): Promise<void> {
-    await this.tracing.inSpan('vigil.escalate', { parent: timer.traceparent ?? null, attributes: { 'vigil.timer.id': timer.id, 'vigil.fence': fence } }, () =>
-      this.escalateTraced(timer, fence),
+    await this.tracing.inSpan(
+      'vigil.escalate',
+      { parent: timer.traceparent ?? null, attributes: { 'vigil.timer.id': timer.id, 'vigil.fence': fence } },
+      () => this.escalateTraced(timer, fence),
     );
   }
 
@@ -75,14 +77,30 @@ export class Escalator {
     });
     await this.store.addDeliveries(
       incident,
-      contacts.map((c) => ({ key: deliveryKey(incident.id, c.id, 'sos'), contactId: c.id, contactName: c.name, phone: c.phone, kind: 'sos' as const, body, traceparent: this.tracing.traceparent() })),
+      contacts.map((c) => ({
+        key: deliveryKey(incident.id, c.id, 'sos'),
+        contactId: c.id,
+        contactName: c.name,
+        phone: c.phone,
+        kind: 'sos' as const,
+        body,
+        traceparent: this.tracing.traceparent(),
+      })),
     );
     this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
     this.events.publish(sosEvent(incident));
     const marked = await this.store.markEscalated(timer.id, incident.id);
     if (marked) this.metrics.escalated.inc();
     this.log.info(
-      { timer: timer.id, incident: incident.id, fence, contacts: all.length, recipients: contacts.length, repaired: !created, lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime() },
+      {
+        timer: timer.id,
+        incident: incident.id,
+        fence,
+        contacts: all.length,
+        recipients: contacts.length,
+        repaired: !created,
+        lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime(),
+      },
       'SOS escalated',
     );
   }

@@ -43,7 +43,11 @@ export class Scheduler {
         }),
         { noOverlap: true, name: 'vigil-sweep' },
       ),
-      cron.schedule(this.expression, guard('dispatch', () => this.dispatcher.tick()), { noOverlap: true, name: 'vigil-dispatch' }),
+      cron.schedule(
+        this.expression,
+        guard('dispatch', () => this.dispatcher.tick()),
+        { noOverlap: true, name: 'vigil-dispatch' },
+      ),
     ];
   }
 

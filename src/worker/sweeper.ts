@@ -93,7 +93,8 @@ export class Sweeper {
       // a safety service must not stop escalating because its cache is down
       this.metrics.lockAcquisitions.inc({ result: 'error' });
       this.metrics.lockUnavailable.set(1);
-      if (!this.lockDown) this.log.warn({ err }, 'lock service unreachable: sweeping without the lock (the store CAS keeps escalations exactly-once)');
+      if (!this.lockDown)
+        this.log.warn({ err }, 'lock service unreachable: sweeping without the lock (the store CAS keeps escalations exactly-once)');
       this.lockDown = true;
       report.outcome = 'swept_without_lock';
     }
@@ -122,7 +123,13 @@ export class Sweeper {
         await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
       }
       // one line per sweep that held the lock or ran without it: which fence swept when, and what it did
-      const busy = report.claimed > 0 || report.repaired > 0 || (report.allClears ?? 0) > 0 || report.failed > 0 || report.lostLease || report.outcome !== 'swept';
+      const busy =
+        report.claimed > 0 ||
+        report.repaired > 0 ||
+        (report.allClears ?? 0) > 0 ||
+        report.failed > 0 ||
+        report.lostLease ||
+        report.outcome !== 'swept';
       this.log[busy ? 'info' : 'debug'](
         { sweep: { ...report, startedAt: startedAt.toISOString(), endedAt: new Date().toISOString() } },
         'sweep',
@@ -220,7 +227,14 @@ export class Sweeper {
       this.metrics.escalationsDeadLettered.inc();
       const incident = await this.escalator.openForModerators(t, fence);
       this.log.error(
-        { err, timer: t.id, user: t.userId, incident: incident?.id, attempts: counted.escalationAttempts, deadline: t.expiresAt.toISOString() },
+        {
+          err,
+          timer: t.id,
+          user: t.userId,
+          incident: incident?.id,
+          attempts: counted.escalationAttempts,
+          deadline: t.expiresAt.toISOString(),
+        },
         'escalation failed too many times: dead-lettered, no longer retried; a moderator must act (GET /v1/admin/escalations/failed)',
       );
       return;

@@ -27,7 +27,14 @@ describe('checkModeratorToken', () => {
   });
 
   it('refuses what is not a JWT', () => {
-    for (const raw of ['', 'abc', 'a.b', 'a.%%%.c', `x.${Buffer.from('"str"').toString('base64url')}.y`, `x.${Buffer.from('{"role":"admin"}').toString('base64url')}.y`]) {
+    for (const raw of [
+      '',
+      'abc',
+      'a.b',
+      'a.%%%.c',
+      `x.${Buffer.from('"str"').toString('base64url')}.y`,
+      `x.${Buffer.from('{"role":"admin"}').toString('base64url')}.y`,
+    ]) {
       expect(checkModeratorToken(raw, NOW).ok).toBe(false);
     }
   });

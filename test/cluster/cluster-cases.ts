@@ -10,7 +10,24 @@
 import { expect, it } from 'vitest';
 import { connect, type Recorder } from '../helpers/sockets.js';
 import { eventually } from '../helpers/vigil.js';
-import { aTickAfter, allSweeps, budget, eachLimit, FLOOR_MS, fenceOrderViolations, itWithConcurrentCas, linesWith, loggedWindow, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type ScenarioRegistry } from './harness.js';
+import {
+  aTickAfter,
+  allSweeps,
+  budget,
+  eachLimit,
+  FLOOR_MS,
+  fenceOrderViolations,
+  itWithConcurrentCas,
+  linesWith,
+  loggedWindow,
+  overlaps,
+  pollEvery,
+  sized,
+  smsPerKey,
+  sweepsLogged,
+  workWindows,
+  type ScenarioRegistry,
+} from './harness.js';
 
 type Payload = Record<string, unknown>;
 const timerOf = (p: Payload) => p.timer as { id: string; userId: string } | undefined;
@@ -59,7 +76,14 @@ export function roundRobin500(reg: ScenarioRegistry): void {
       const timerOwner = new Map<string, string>();
       const armedAt = Date.now();
       await eachLimit(users, 24, async (u) => {
-        const arm = await c.api(u.i % 3, u.token, 'POST', '/v1/timers', { durationSeconds: 3 + (u.i % 3) }, { 'Idempotency-Key': `arm-${u.i}` });
+        const arm = await c.api(
+          u.i % 3,
+          u.token,
+          'POST',
+          '/v1/timers',
+          { durationSeconds: 3 + (u.i % 3) },
+          { 'Idempotency-Key': `arm-${u.i}` },
+        );
         expect(arm.status).toBe(201);
         timerOwner.set(arm.body.timer.id, u.id);
       });
@@ -77,13 +101,31 @@ export function roundRobin500(reg: ScenarioRegistry): void {
       );
       const final = await store.tally();
       await eventually(async () => sosIncidents(moderator).size === N, `the moderator's ${N} SOS events`, budget(N, 40, FLOOR_MS));
-      await eventually(async () => owners.every((o) => o.named('sos.triggered').length > 0), 'every owner got an SOS', budget(N, 40, FLOOR_MS));
+      await eventually(
+        async () => owners.every((o) => o.named('sos.triggered').length > 0),
+        'every owner got an SOS',
+        budget(N, 40, FLOOR_MS),
+      );
       // the logs trail the store (see sweepsLogged): wait for them before reading them
-      await eventually(async () => smsPerKey(c).size === contacts && sweepsLogged(c), 'every SMS and sweep line logged', budget(contacts, 10, FLOOR_MS));
+      await eventually(
+        async () => smsPerKey(c).size === contacts && sweepsLogged(c),
+        'every SMS and sweep line logged',
+        budget(contacts, 10, FLOOR_MS),
+      );
       await aTickAfter(c, Date.now()); // late duplicates or strays would have come by the next tick
 
       // the store: one incident per timer, one delivery per contact, all sent
-      expect(final).toMatchObject({ timers: N, expired: N, live: 0, done: N, pending: 0, incidents: N, incidentTimers: N, strayDeliveries: 0, fenceMismatches: 0 });
+      expect(final).toMatchObject({
+        timers: N,
+        expired: N,
+        live: 0,
+        done: N,
+        pending: 0,
+        incidents: N,
+        incidentTimers: N,
+        strayDeliveries: 0,
+        fenceMismatches: 0,
+      });
       expect(final.expectedDeliveries).toBe(contacts);
       expect(final.deliveries).toBe(contacts);
       expect(final.deliveryPairs).toBe(contacts);
@@ -131,7 +173,8 @@ export function roundRobin500(reg: ScenarioRegistry): void {
       const logged = overlaps(swept.map(loggedWindow));
       const working = swept.filter((s) => s.claimed > 0 || s.repaired > 0);
       const ticks = new Map<number, Set<string>>();
-      for (const s of swept) ticks.set(Math.floor(s.startedAt / 1000), (ticks.get(Math.floor(s.startedAt / 1000)) ?? new Set()).add(s.replica));
+      for (const s of swept)
+        ticks.set(Math.floor(s.startedAt / 1000), (ticks.get(Math.floor(s.startedAt / 1000)) ?? new Set()).add(s.replica));
       console.log(
         `[cluster ${b.name}] ${N} timers armed over REST in ${armingMs} ms; escalated by ${JSON.stringify(byReplica)}; ` +
           `${twice} of ${contacts} SMS handed to the carrier more than once${leaseCaveat ? ' (not asserted here)' : ''}; ` +
@@ -155,51 +198,58 @@ export function roundRobin500(reg: ScenarioRegistry): void {
  * tick after a sweep, and its own tick) lease at the same time, so it relies on concurrent CAS.
  */
 export function fanOut(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'fan-out: an SOS escalated by r2 reaches the moderator on r1 and the owner on r3; REST `since` catches up', { timeout: 60_000 }, async () => {
-    // Only r2 ticks: r1 and r3 run their sweep and dispatch once a year (configuration, not a switch).
-    const yearly = '0 0 0 1 1 *';
-    const { cluster: c } = await reg.start({ env: (i): Record<string, string> => (i === 1 ? {} : { SWEEP_CRON: yearly }) });
-    const admin = c.token('moderator', { admin: true });
-    const moderator = await connect(c.url(0), admin);
-    const aliceTok = c.token('alice', { name: 'Alice' });
-    const alice = await connect(c.url(2), aliceTok);
-    try {
-      const before = await c.api(0, admin, 'GET', '/v1/admin/incidents');
-      expect(before.status).toBe(200);
-      const cursor = String(before.body.cursor);
+  itWithConcurrentCas(
+    reg,
+    'fan-out: an SOS escalated by r2 reaches the moderator on r1 and the owner on r3; REST `since` catches up',
+    { timeout: 60_000 },
+    async () => {
+      // Only r2 ticks: r1 and r3 run their sweep and dispatch once a year (configuration, not a switch).
+      const yearly = '0 0 0 1 1 *';
+      const { cluster: c } = await reg.start({ env: (i): Record<string, string> => (i === 1 ? {} : { SWEEP_CRON: yearly }) });
+      const admin = c.token('moderator', { admin: true });
+      const moderator = await connect(c.url(0), admin);
+      const aliceTok = c.token('alice', { name: 'Alice' });
+      const alice = await connect(c.url(2), aliceTok);
+      try {
+        const before = await c.api(0, admin, 'GET', '/v1/admin/incidents');
+        expect(before.status).toBe(200);
+        const cursor = String(before.body.cursor);
 
-      await c.api(2, aliceTok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Sam', phone: '+14155550111' }] });
-      const bobTok = c.token('bob', { name: 'Bob' });
-      await c.api(0, bobTok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Kim', phone: '+14155550112' }] });
-      const ta = (await c.api(2, aliceTok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer;
-      const tb = (await c.api(0, bobTok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer;
+        await c.api(2, aliceTok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Sam', phone: '+14155550111' }] });
+        const bobTok = c.token('bob', { name: 'Bob' });
+        await c.api(0, bobTok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Kim', phone: '+14155550112' }] });
+        const ta = (await c.api(2, aliceTok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer;
+        const tb = (await c.api(0, bobTok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer;
 
-      await eventually(async () => sosIncidents(moderator).size === 2, 'two SOS at the moderator on r1');
-      await eventually(async () => alice.named('sos.triggered').length === 1, 'the SOS at alice on r3');
-      await eventually(
-        async () => moderator.named('delivery.updated').filter((p) => deliveryOf(p)?.status === 'sent').length === 2,
-        'delivery events from r2 at the moderator on r1',
-      );
+        await eventually(async () => sosIncidents(moderator).size === 2, 'two SOS at the moderator on r1');
+        await eventually(async () => alice.named('sos.triggered').length === 1, 'the SOS at alice on r3');
+        await eventually(
+          async () => moderator.named('delivery.updated').filter((p) => deliveryOf(p)?.status === 'sent').length === 2,
+          'delivery events from r2 at the moderator on r1',
+        );
 
-      // r2 did the escalating; r1 and r3 only relayed over the Redis adapter
-      const escalations = linesWith(c, 'SOS escalated');
-      expect(new Set(escalations.map((l) => l.replica))).toEqual(new Set(['r2']));
-      expect(new Set(escalations.map((l) => l.timer))).toEqual(new Set([ta.id, tb.id]));
-      expect(new Set([...sosIncidents(moderator).values()].map((i) => i.timerId))).toEqual(new Set([ta.id, tb.id]));
-      expect(alice.named('timer.expired').map((p) => timerOf(p)?.id)).toEqual([ta.id]);
-      expect(alice.events.some((e) => JSON.stringify(e.payload).includes(tb.id))).toBe(false);
+        // r2 did the escalating; r1 and r3 only relayed over the Redis adapter
+        const escalations = linesWith(c, 'SOS escalated');
+        expect(new Set(escalations.map((l) => l.replica))).toEqual(new Set(['r2']));
+        expect(new Set(escalations.map((l) => l.timer))).toEqual(new Set([ta.id, tb.id]));
+        expect(new Set([...sosIncidents(moderator).values()].map((i) => i.timerId))).toEqual(new Set([ta.id, tb.id]));
+        expect(alice.named('timer.expired').map((p) => timerOf(p)?.id)).toEqual([ta.id]);
+        expect(alice.events.some((e) => JSON.stringify(e.payload).includes(tb.id))).toBe(false);
 
-      // a client that missed events re-reads from its cursor on any replica
-      const missed = await c.api(2, admin, 'GET', `/v1/admin/incidents?since=${encodeURIComponent(cursor)}`);
-      expect(missed.status).toBe(200);
-      const ids = (missed.body.incidents as { timerId: string; deliveries: { status: string }[] }[]).map((i) => i.timerId);
-      expect(new Set(ids)).toEqual(new Set([ta.id, tb.id]));
-      const mine = await c.api(1, aliceTok, 'GET', `/v1/timers?since=${encodeURIComponent(cursor)}`);
-      expect((mine.body.timers as { id: string; status: string }[]).map((t) => [t.id, t.status])).toEqual([[ta.id, 'expired']]);
-      console.log(`[fan-out ${reg.backend.name}] moderator on r1 got ${moderator.events.length - 1} events escalated/sent by r2; alice on r3 got ${alice.events.length - 1}`);
-    } finally {
-      moderator.close();
-      alice.close();
-    }
-  });
+        // a client that missed events re-reads from its cursor on any replica
+        const missed = await c.api(2, admin, 'GET', `/v1/admin/incidents?since=${encodeURIComponent(cursor)}`);
+        expect(missed.status).toBe(200);
+        const ids = (missed.body.incidents as { timerId: string; deliveries: { status: string }[] }[]).map((i) => i.timerId);
+        expect(new Set(ids)).toEqual(new Set([ta.id, tb.id]));
+        const mine = await c.api(1, aliceTok, 'GET', `/v1/timers?since=${encodeURIComponent(cursor)}`);
+        expect((mine.body.timers as { id: string; status: string }[]).map((t) => [t.id, t.status])).toEqual([[ta.id, 'expired']]);
+        console.log(
+          `[fan-out ${reg.backend.name}] moderator on r1 got ${moderator.events.length - 1} events escalated/sent by r2; alice on r3 got ${alice.events.length - 1}`,
+        );
+      } finally {
+        moderator.close();
+        alice.close();
+      }
+    },
+  );
 }

@@ -12,7 +12,22 @@ import { expect, it } from 'vitest';
 import type { Cluster } from '../helpers/cluster.js';
 import type { Progress, Tally } from '../helpers/cluster-store.js';
 import { eventually } from '../helpers/vigil.js';
-import { allSweeps, at, budget, FLOOR_MS, itWithConcurrentCas, linesWith, overlaps, pollEvery, sized, smsPerKey, sweepsLogged, workWindows, type Scenario, type ScenarioRegistry } from './harness.js';
+import {
+  allSweeps,
+  at,
+  budget,
+  FLOOR_MS,
+  itWithConcurrentCas,
+  linesWith,
+  overlaps,
+  pollEvery,
+  sized,
+  smsPerKey,
+  sweepsLogged,
+  workWindows,
+  type Scenario,
+  type ScenarioRegistry,
+} from './harness.js';
 
 const LOCK_KEY = 'vigil:lock:{vigil:sweep}';
 
@@ -35,13 +50,30 @@ async function settled(s: Scenario, timers: number, contacts: number, timeoutMs 
     timeoutMs,
     pollEvery(s.backend, 100),
   ).catch((err: unknown) => {
-    throw new Error(`${String(err)}; last progress ${JSON.stringify(last)}; running ${Array.from({ length: c.size }, (_, i) => c.running(i))}`, { cause: err });
+    throw new Error(
+      `${String(err)}; last progress ${JSON.stringify(last)}; running ${Array.from({ length: c.size }, (_, i) => c.running(i))}`,
+      { cause: err },
+    );
   });
   const t = await store.tally();
-  expect(t).toMatchObject({ timers, expired: timers, live: 0, done: timers, pending: 0, incidents: timers, incidentTimers: timers, strayDeliveries: 0, fenceMismatches: 0 });
+  expect(t).toMatchObject({
+    timers,
+    expired: timers,
+    live: 0,
+    done: timers,
+    pending: 0,
+    incidents: timers,
+    incidentTimers: timers,
+    strayDeliveries: 0,
+    fenceMismatches: 0,
+  });
   expect(t).toMatchObject({ expectedDeliveries: contacts, deliveries: contacts, deliveryPairs: contacts, sent: contacts });
   // the logs trail the store: wait for every SMS line and every sweep line before reading them
-  await eventually(async () => smsPerKey(c).size === contacts, `${contacts} delivery keys in the carrier logs`, budget(contacts, PER_LOG_KEY_MS, FLOOR_MS));
+  await eventually(
+    async () => smsPerKey(c).size === contacts,
+    `${contacts} delivery keys in the carrier logs`,
+    budget(contacts, PER_LOG_KEY_MS, FLOOR_MS),
+  );
   await eventually(async () => sweepsLogged(c), 'the sweep lines of every sweep that did work', FLOOR_MS);
   return t;
 }
@@ -73,78 +105,86 @@ async function midSweep(s: Scenario, count: number) {
 
 /** Scenario 2: kill -9 of the lock holder mid-sweep. */
 export function killHolder(reg: ScenarioRegistry): void {
-  it('kill -9 of the lock holder mid-sweep: the others take over after the lease and escalate everything once', { timeout: CASE_TIMEOUT_MS }, async () => {
-    const TTL = 3000;
-    // on a scanning server a batch of 50 would outlast a third of the TTL (the lease is extended between batches)
-    const batch = sized(reg.backend, 50, 5);
-    const s = await reg.start({
-      env: { SWEEP_BATCH_SIZE: String(batch), SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL), DELIVERY_LEASE_MS: '2000' },
-    });
-    const c = s.cluster;
-    const N = sized(reg.backend, 1500, 60);
-    const { holder: h, fence, progress, timerIds, contacts } = await midSweep(s, N);
-    expect(progress).toBeLessThan(N * 0.8); // really in the middle of it
-    const killedAt = Date.now();
-    await c.kill(h, 'SIGKILL');
-    const atKill = await s.store.tally();
+  it(
+    'kill -9 of the lock holder mid-sweep: the others take over after the lease and escalate everything once',
+    { timeout: CASE_TIMEOUT_MS },
+    async () => {
+      const TTL = 3000;
+      // on a scanning server a batch of 50 would outlast a third of the TTL (the lease is extended between batches)
+      const batch = sized(reg.backend, 50, 5);
+      const s = await reg.start({
+        env: { SWEEP_BATCH_SIZE: String(batch), SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL), DELIVERY_LEASE_MS: '2000' },
+      });
+      const c = s.cluster;
+      const N = sized(reg.backend, 1500, 60);
+      const { holder: h, fence, progress, timerIds, contacts } = await midSweep(s, N);
+      expect(progress).toBeLessThan(N * 0.8); // really in the middle of it
+      const killedAt = Date.now();
+      await c.kill(h, 'SIGKILL');
+      const atKill = await s.store.tally();
 
-    const final = await settled(s, N, contacts);
-    expect(timerIds).toHaveLength(N);
+      const final = await settled(s, N, contacts);
+      expect(timerIds).toHaveLength(N);
 
-    const others = linesWith(c, 'SOS escalated').filter((l) => l.replica !== c.id(h) && at(l) >= killedAt);
-    const takeover = Math.min(...others.map(at)) - killedAt;
-    const last = final.lastEscalatedAt - killedAt;
-    const carriers = [...smsPerKey(c).values()];
-    console.log(
-      `[kill -9 ${reg.backend.name}] ${N} timers, batches of ${batch}; ${c.id(h)} (fence ${fence}) killed with ${atKill.incidents}/${N} incidents open and ${atKill.pending} escalations pending; ` +
-        `first escalation by another replica ${takeover} ms after the kill, last one ${last} ms after ` +
-        `(lock TTL ${TTL} ms + 2 ticks = ${TTL + 2000} ms); ${carriers.filter((n) => n > 1).length} SMS handed to the carrier twice with the same idempotency key`,
-    );
-    // liveness: another replica takes over within the lease plus two ticks (with slack for a
-    // loaded 2-core machine); the rest of the backlog then takes as long as sweeping it takes
-    expect(takeover).toBeLessThan(TTL + 2000 + 3000);
-    expect(last).toBeLessThan(TTL + 60_000);
-    expect(smsPerKey(c).size).toBe(contacts);
-    // the taker's claims carry a higher fence (the killed sweep's pending claims keep its own)
-    expect(await s.store.incidentsAboveFence(fence)).toBeGreaterThan(0);
-  });
+      const others = linesWith(c, 'SOS escalated').filter((l) => l.replica !== c.id(h) && at(l) >= killedAt);
+      const takeover = Math.min(...others.map(at)) - killedAt;
+      const last = final.lastEscalatedAt - killedAt;
+      const carriers = [...smsPerKey(c).values()];
+      console.log(
+        `[kill -9 ${reg.backend.name}] ${N} timers, batches of ${batch}; ${c.id(h)} (fence ${fence}) killed with ${atKill.incidents}/${N} incidents open and ${atKill.pending} escalations pending; ` +
+          `first escalation by another replica ${takeover} ms after the kill, last one ${last} ms after ` +
+          `(lock TTL ${TTL} ms + 2 ticks = ${TTL + 2000} ms); ${carriers.filter((n) => n > 1).length} SMS handed to the carrier twice with the same idempotency key`,
+      );
+      // liveness: another replica takes over within the lease plus two ticks (with slack for a
+      // loaded 2-core machine); the rest of the backlog then takes as long as sweeping it takes
+      expect(takeover).toBeLessThan(TTL + 2000 + 3000);
+      expect(last).toBeLessThan(TTL + 60_000);
+      expect(smsPerKey(c).size).toBe(contacts);
+      // the taker's claims carry a higher fence (the killed sweep's pending claims keep its own)
+      expect(await s.store.incidentsAboveFence(fence)).toBeGreaterThan(0);
+    },
+  );
 }
 
 /** SIGTERM of the holder mid-sweep: graceful exit, the lock released on the way out. */
 export function termHolder(reg: ScenarioRegistry): void {
-  it('SIGTERM of the holder mid-sweep: it exits 0 with nothing it claimed left pending and the lock released, not left to lapse', { timeout: CASE_TIMEOUT_MS }, async () => {
-    const TTL = 10_000; // long: a lock still held after the exit would show for seconds
-    const batch = sized(reg.backend, 50, 5);
-    const s = await reg.start({ env: { SWEEP_BATCH_SIZE: String(batch), SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL) } });
-    const c = s.cluster;
-    const N = sized(reg.backend, 1500, 60);
-    const { holder: h, fence, contacts } = await midSweep(s, N);
-    const termAt = Date.now();
-    await c.kill(h, 'SIGTERM');
-    const exitedMs = Date.now() - termAt;
-    const lockAfterExit = await s.redisGet(LOCK_KEY);
-    expect(c.lastExit(h)).toEqual({ code: 0, signal: null });
-    // released by the replica on its way out (DEL), not expiring by TTL
-    expect(lockAfterExit === null || !lockAfterExit.startsWith(`${c.id(h)}:`)).toBe(true);
-    const lastSweep = c.sweeps(h).find((x) => x.fence === fence);
-    expect(lastSweep, 'the interrupted sweep logged its line').toBeDefined();
-    // what it claimed, it escalated
-    expect(await s.store.unfinishedOfFence(fence)).toBe(0);
-    // it stopped claiming new batches once the signal came, leaving the rest to the others
-    expect(lastSweep!.claimed).toBeLessThan(N);
+  it(
+    'SIGTERM of the holder mid-sweep: it exits 0 with nothing it claimed left pending and the lock released, not left to lapse',
+    { timeout: CASE_TIMEOUT_MS },
+    async () => {
+      const TTL = 10_000; // long: a lock still held after the exit would show for seconds
+      const batch = sized(reg.backend, 50, 5);
+      const s = await reg.start({ env: { SWEEP_BATCH_SIZE: String(batch), SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL) } });
+      const c = s.cluster;
+      const N = sized(reg.backend, 1500, 60);
+      const { holder: h, fence, contacts } = await midSweep(s, N);
+      const termAt = Date.now();
+      await c.kill(h, 'SIGTERM');
+      const exitedMs = Date.now() - termAt;
+      const lockAfterExit = await s.redisGet(LOCK_KEY);
+      expect(c.lastExit(h)).toEqual({ code: 0, signal: null });
+      // released by the replica on its way out (DEL), not expiring by TTL
+      expect(lockAfterExit === null || !lockAfterExit.startsWith(`${c.id(h)}:`)).toBe(true);
+      const lastSweep = c.sweeps(h).find((x) => x.fence === fence);
+      expect(lastSweep, 'the interrupted sweep logged its line').toBeDefined();
+      // what it claimed, it escalated
+      expect(await s.store.unfinishedOfFence(fence)).toBe(0);
+      // it stopped claiming new batches once the signal came, leaving the rest to the others
+      expect(lastSweep!.claimed).toBeLessThan(N);
 
-    const final = await settled(s, N, contacts);
-    const others = linesWith(c, 'SOS escalated').filter((l) => l.replica !== c.id(h) && at(l) >= termAt);
-    // the lock was handed over at once: another replica escalated well before the TTL could have lapsed
-    expect(others.length).toBeGreaterThan(0);
-    expect(Math.min(...others.map(at)) - termAt).toBeLessThan(TTL);
-    console.log(
-      `[SIGTERM ${reg.backend.name}] ${N} timers, batches of ${batch}; ${c.id(h)} (fence ${fence}) exited 0 ${exitedMs} ms after the signal, its sweep having claimed ${lastSweep!.claimed}/${N}; ` +
-        `lock after exit: ${lockAfterExit ?? 'free'}; other replicas escalated ${others.length} afterwards` +
-        (others.length ? `, the first ${Math.min(...others.map(at)) - termAt} ms after the signal` : '') +
-        `; last escalation ${final.lastEscalatedAt - termAt} ms after`,
-    );
-  });
+      const final = await settled(s, N, contacts);
+      const others = linesWith(c, 'SOS escalated').filter((l) => l.replica !== c.id(h) && at(l) >= termAt);
+      // the lock was handed over at once: another replica escalated well before the TTL could have lapsed
+      expect(others.length).toBeGreaterThan(0);
+      expect(Math.min(...others.map(at)) - termAt).toBeLessThan(TTL);
+      console.log(
+        `[SIGTERM ${reg.backend.name}] ${N} timers, batches of ${batch}; ${c.id(h)} (fence ${fence}) exited 0 ${exitedMs} ms after the signal, its sweep having claimed ${lastSweep!.claimed}/${N}; ` +
+          `lock after exit: ${lockAfterExit ?? 'free'}; other replicas escalated ${others.length} afterwards` +
+          (others.length ? `, the first ${Math.min(...others.map(at)) - termAt} ms after the signal` : '') +
+          `; last escalation ${final.lastEscalatedAt - termAt} ms after`,
+      );
+    },
+  );
 }
 
 /**
@@ -153,159 +193,194 @@ export function termHolder(reg: ScenarioRegistry): void {
  * on concurrent CAS.
  */
 export function pauseHolder(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'SIGSTOP of the holder past its lease, another takes over, SIGCONT: the stale holder is recognised; still exactly once', { timeout: CASE_TIMEOUT_MS }, async () => {
-    const TTL = 2000;
-    const s = await reg.start({ env: { SWEEP_BATCH_SIZE: '50', SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL) } });
-    const c = s.cluster;
-    const N = 2000;
-    const LATE = 200;
-    const { holder: h, contacts } = await midSweep(s, N);
-    // Freeze it between two writes and while it holds the lock. Frozen inside a write, it
-    // would keep the SQLite file's write lock and freeze every replica sharing the file (an
-    // artefact of the shared-file store; MongoDB has no such lock); between two sweeps it
-    // holds no lease to lose. Either way: resume and try again a moment later.
-    let attempts = 0;
-    let stale = 0;
-    for (;;) {
-      attempts++;
-      await c.kill(h, 'SIGSTOP');
-      if ((await s.store.writersFree(300)) && (await holder(c, s.redisGet)) === h) {
-        // h holds the lock, so the fence counter is still at h's own acquisition
-        stale = Number(await s.redisGet(`${LOCK_KEY}:fence`));
-        break;
+  itWithConcurrentCas(
+    reg,
+    'SIGSTOP of the holder past its lease, another takes over, SIGCONT: the stale holder is recognised; still exactly once',
+    { timeout: CASE_TIMEOUT_MS },
+    async () => {
+      const TTL = 2000;
+      const s = await reg.start({ env: { SWEEP_BATCH_SIZE: '50', SWEEP_CONCURRENCY: '1', LOCK_TTL_MS: String(TTL) } });
+      const c = s.cluster;
+      const N = 2000;
+      const LATE = 200;
+      const { holder: h, contacts } = await midSweep(s, N);
+      // Freeze it between two writes and while it holds the lock. Frozen inside a write, it
+      // would keep the SQLite file's write lock and freeze every replica sharing the file (an
+      // artefact of the shared-file store; MongoDB has no such lock); between two sweeps it
+      // holds no lease to lose. Either way: resume and try again a moment later.
+      let attempts = 0;
+      let stale = 0;
+      for (;;) {
+        attempts++;
+        await c.kill(h, 'SIGSTOP');
+        if ((await s.store.writersFree(300)) && (await holder(c, s.redisGet)) === h) {
+          // h holds the lock, so the fence counter is still at h's own acquisition
+          stale = Number(await s.redisGet(`${LOCK_KEY}:fence`));
+          break;
+        }
+        await c.kill(h, 'SIGCONT');
+        if (attempts >= 50) throw new Error('could not pause the holder outside a write and under its lease 50 times in a row');
+        await sleep(5 + Math.random() * 30); // land on another moment of its sweep
       }
-      await c.kill(h, 'SIGCONT');
-      if (attempts >= 50) throw new Error('could not pause the holder outside a write and under its lease 50 times in a row');
-      await sleep(5 + Math.random() * 30); // land on another moment of its sweep
-    }
-    const stoppedAt = Date.now();
-    let lateContacts: number | undefined;
-    let takerFence: number | undefined;
-    try {
-      // work only another replica can do while the holder is frozen, whatever is left of the first batch
-      lateContacts = (await s.store.seedTimers({ count: LATE, expiresAt: Date.now() - 1000, prefix: 'late-' })).contacts;
-      // The lease lapses and another replica's tick takes the lock. Seen in the fence counter,
-      // which only an acquisition moves: the lock key itself is held only while a sweep runs
-      // (released after each), so sampling it misses a taker whose sweep is short.
-      takerFence = await eventually(
-        async () => {
-          const f = Number(await s.redisGet(`${LOCK_KEY}:fence`));
-          return f > stale ? f : undefined;
-        },
-        `another replica taking the lock (the fence counter moving past ${stale})`,
-        TTL + FLOOR_MS,
-        20,
-      );
-      // let the taker work while the stale holder is still frozen
-      await eventually(async () => (await s.store.incidentsAboveFence(stale)) > 0, `an incident opened under a fence above ${stale} while ${c.id(h)} is frozen`, FLOOR_MS, pollEvery(s.backend, 20));
-    } finally {
-      await c.kill(h, 'SIGCONT');
-    }
-    const stoppedMs = Date.now() - stoppedAt;
+      const stoppedAt = Date.now();
+      let lateContacts: number | undefined;
+      let takerFence: number | undefined;
+      try {
+        // work only another replica can do while the holder is frozen, whatever is left of the first batch
+        lateContacts = (await s.store.seedTimers({ count: LATE, expiresAt: Date.now() - 1000, prefix: 'late-' })).contacts;
+        // The lease lapses and another replica's tick takes the lock. Seen in the fence counter,
+        // which only an acquisition moves: the lock key itself is held only while a sweep runs
+        // (released after each), so sampling it misses a taker whose sweep is short.
+        takerFence = await eventually(
+          async () => {
+            const f = Number(await s.redisGet(`${LOCK_KEY}:fence`));
+            return f > stale ? f : undefined;
+          },
+          `another replica taking the lock (the fence counter moving past ${stale})`,
+          TTL + FLOOR_MS,
+          20,
+        );
+        // let the taker work while the stale holder is still frozen
+        await eventually(
+          async () => (await s.store.incidentsAboveFence(stale)) > 0,
+          `an incident opened under a fence above ${stale} while ${c.id(h)} is frozen`,
+          FLOOR_MS,
+          pollEvery(s.backend, 20),
+        );
+      } finally {
+        await c.kill(h, 'SIGCONT');
+      }
+      const stoppedMs = Date.now() - stoppedAt;
 
-    const allContacts = contacts + lateContacts;
-    await settled(s, N + LATE, allContacts);
-    // the stale holder woke up, finished what it had claimed and logged its sweep
-    const staleSweep = await eventually(async () => c.sweeps(h).find((x) => x.fence === stale), `the sweep line of fence ${stale}`, FLOOR_MS);
-    const takers = allSweeps(c).filter((x) => x.fence > stale && x.claimed > 0).map((x) => x.replica);
-    const { timers: fences, incidents: incidentFences } = await s.store.fences();
-    console.log(
-      `[SIGSTOP ${reg.backend.name}] ${c.id(h)} (fence ${stale}) stopped ${stoppedMs} ms (TTL ${TTL}; paused outside a write at attempt ${attempts}); first fence after it ${takerFence}, later sweeps that claimed by ${[...new Set(takers)].join(',')}; ` +
-        `stale sweep: claimed ${staleSweep.claimed}, lostLease ${staleSweep.lostLease}; timers by expiring fence ${JSON.stringify(fences)}; incidents by fence ${JSON.stringify(incidentFences)}`,
-    );
-    // the data tells the stale holder apart: later holders wrote with higher fences
-    expect(takers.some((r) => r !== c.id(h))).toBe(true);
-    expect(fences.some((f) => f.fence !== null && f.fence > stale)).toBe(true);
-    // and so does its log: it could not extend, so it claimed nothing more
-    expect(staleSweep.lostLease).toBe(true);
-    expect(smsPerKey(c).size).toBe(allContacts);
-  });
+      const allContacts = contacts + lateContacts;
+      await settled(s, N + LATE, allContacts);
+      // the stale holder woke up, finished what it had claimed and logged its sweep
+      const staleSweep = await eventually(
+        async () => c.sweeps(h).find((x) => x.fence === stale),
+        `the sweep line of fence ${stale}`,
+        FLOOR_MS,
+      );
+      const takers = allSweeps(c)
+        .filter((x) => x.fence > stale && x.claimed > 0)
+        .map((x) => x.replica);
+      const { timers: fences, incidents: incidentFences } = await s.store.fences();
+      console.log(
+        `[SIGSTOP ${reg.backend.name}] ${c.id(h)} (fence ${stale}) stopped ${stoppedMs} ms (TTL ${TTL}; paused outside a write at attempt ${attempts}); first fence after it ${takerFence}, later sweeps that claimed by ${[...new Set(takers)].join(',')}; ` +
+          `stale sweep: claimed ${staleSweep.claimed}, lostLease ${staleSweep.lostLease}; timers by expiring fence ${JSON.stringify(fences)}; incidents by fence ${JSON.stringify(incidentFences)}`,
+      );
+      // the data tells the stale holder apart: later holders wrote with higher fences
+      expect(takers.some((r) => r !== c.id(h))).toBe(true);
+      expect(fences.some((f) => f.fence !== null && f.fence > stale)).toBe(true);
+      // and so does its log: it could not extend, so it claimed nothing more
+      expect(staleSweep.lostLease).toBe(true);
+      expect(smsPerKey(c).size).toBe(allContacts);
+    },
+  );
 }
 
 /** Scenario 4: Redis stopped mid-run and started again. Every replica sweeps without the lock meanwhile, so it relies on concurrent CAS. */
 export function redisOutage(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'Redis stopped mid-run and started again: sweeping continues without the lock, nothing lost, nothing twice', { timeout: CASE_TIMEOUT_MS }, async () => {
-    const s = await reg.start({ env: { LOCK_TTL_MS: '3000' } });
-    const c = s.cluster;
-    const N = 300;
-    const start = Date.now();
-    // due one every 30 ms over 9 s
-    const { contacts } = await s.store.seedTimers({ count: N, expiresAt: (i) => start + 1000 + i * 30 });
-    await eventually(async () => (await s.store.progress()).incidents > 0, 'sweeping under the lock under way', FLOOR_MS, pollEvery(s.backend, 50));
+  itWithConcurrentCas(
+    reg,
+    'Redis stopped mid-run and started again: sweeping continues without the lock, nothing lost, nothing twice',
+    { timeout: CASE_TIMEOUT_MS },
+    async () => {
+      const s = await reg.start({ env: { LOCK_TTL_MS: '3000' } });
+      const c = s.cluster;
+      const N = 300;
+      const start = Date.now();
+      // due one every 30 ms over 9 s
+      const { contacts } = await s.store.seedTimers({ count: N, expiresAt: (i) => start + 1000 + i * 30 });
+      await eventually(
+        async () => (await s.store.progress()).incidents > 0,
+        'sweeping under the lock under way',
+        FLOOR_MS,
+        pollEvery(s.backend, 50),
+      );
 
-    await s.redis.stop();
-    const downAt = Date.now();
-    // Redis stays down until the outage has shown what it must: every replica reporting the
-    // lock unavailable and sweeping without it, escalating meanwhile
-    const unavailable = new Set<string>();
-    await eventually(
-      async () => {
-        for (let i = 0; i < c.size; i++) {
-          const text = await c.metrics(i);
-          if (/^vigil_lock_unavailable\{[^}]*\} 1$/m.test(text)) unavailable.add(c.id(i));
-        }
-        const sweptWithout = allSweeps(c).some((x) => x.outcome === 'swept_without_lock' && x.startedAt >= downAt);
-        return unavailable.size === c.size && sweptWithout && (await s.store.incidentsCreatedBetween(downAt, Date.now())) > 0;
-      },
-      'every replica sweeping without the lock, escalating, while Redis is down',
-      FLOOR_MS,
-      250,
-    );
-    const duringOutage = await s.store.progress();
-    await s.redis.start();
-    const upAt = Date.now();
+      await s.redis.stop();
+      const downAt = Date.now();
+      // Redis stays down until the outage has shown what it must: every replica reporting the
+      // lock unavailable and sweeping without it, escalating meanwhile
+      const unavailable = new Set<string>();
+      await eventually(
+        async () => {
+          for (let i = 0; i < c.size; i++) {
+            const text = await c.metrics(i);
+            if (/^vigil_lock_unavailable\{[^}]*\} 1$/m.test(text)) unavailable.add(c.id(i));
+          }
+          const sweptWithout = allSweeps(c).some((x) => x.outcome === 'swept_without_lock' && x.startedAt >= downAt);
+          return unavailable.size === c.size && sweptWithout && (await s.store.incidentsCreatedBetween(downAt, Date.now())) > 0;
+        },
+        'every replica sweeping without the lock, escalating, while Redis is down',
+        FLOOR_MS,
+        250,
+      );
+      const duringOutage = await s.store.progress();
+      await s.redis.start();
+      const upAt = Date.now();
 
-    await settled(s, N, contacts);
-    const without = allSweeps(c).filter((x) => x.outcome === 'swept_without_lock');
-    const escalatedWhileDown = await s.store.incidentsCreatedBetween(downAt, upAt);
-    const sweptAfter = await eventually(
-      async () => allSweeps(c).filter((x) => x.outcome === 'swept' && x.startedAt > upAt).length || undefined,
-      'a sweep under the lock after Redis came back',
-      FLOOR_MS,
-    );
-    const back = await eventually(async () => {
-      const texts = await Promise.all(Array.from({ length: c.size }, (_, i) => c.metrics(i)));
-      return texts.every((t) => /^vigil_lock_unavailable\{[^}]*\} 0$/m.test(t));
-    }, 'vigil_lock_unavailable back to 0 everywhere', FLOOR_MS);
-    const byReplica: Record<string, number> = {};
-    for (const x of without) byReplica[x.replica] = (byReplica[x.replica] ?? 0) + x.claimed;
-    console.log(
-      `[redis down ${reg.backend.name}] ${upAt - downAt} ms outage: ${escalatedWhileDown} incidents opened meanwhile (${duringOutage.incidents}/${N} by its end); ` +
-        `${without.length} sweeps without the lock (claimed per replica ${JSON.stringify(byReplica)}), ` +
-        `overlapping ones: ${overlaps(workWindows(c, 'swept_without_lock')).length}; vigil_lock_unavailable=1 seen on ${[...unavailable].join(',')}; ` +
-        `${sweptAfter} sweeps under the lock after; gauge back to 0: ${back}`,
-    );
-    expect(escalatedWhileDown).toBeGreaterThan(0);
-    expect(without.filter((x) => x.startedAt >= downAt && x.startedAt <= upAt).length).toBeGreaterThan(0);
-    expect(unavailable.size).toBe(c.size);
-    // every SMS handed over once: the delivery leases are in the store, not in Redis
-    expect([...smsPerKey(c).values()].every((n) => n === 1)).toBe(true);
-  });
+      await settled(s, N, contacts);
+      const without = allSweeps(c).filter((x) => x.outcome === 'swept_without_lock');
+      const escalatedWhileDown = await s.store.incidentsCreatedBetween(downAt, upAt);
+      const sweptAfter = await eventually(
+        async () => allSweeps(c).filter((x) => x.outcome === 'swept' && x.startedAt > upAt).length || undefined,
+        'a sweep under the lock after Redis came back',
+        FLOOR_MS,
+      );
+      const back = await eventually(
+        async () => {
+          const texts = await Promise.all(Array.from({ length: c.size }, (_, i) => c.metrics(i)));
+          return texts.every((t) => /^vigil_lock_unavailable\{[^}]*\} 0$/m.test(t));
+        },
+        'vigil_lock_unavailable back to 0 everywhere',
+        FLOOR_MS,
+      );
+      const byReplica: Record<string, number> = {};
+      for (const x of without) byReplica[x.replica] = (byReplica[x.replica] ?? 0) + x.claimed;
+      console.log(
+        `[redis down ${reg.backend.name}] ${upAt - downAt} ms outage: ${escalatedWhileDown} incidents opened meanwhile (${duringOutage.incidents}/${N} by its end); ` +
+          `${without.length} sweeps without the lock (claimed per replica ${JSON.stringify(byReplica)}), ` +
+          `overlapping ones: ${overlaps(workWindows(c, 'swept_without_lock')).length}; vigil_lock_unavailable=1 seen on ${[...unavailable].join(',')}; ` +
+          `${sweptAfter} sweeps under the lock after; gauge back to 0: ${back}`,
+      );
+      expect(escalatedWhileDown).toBeGreaterThan(0);
+      expect(without.filter((x) => x.startedAt >= downAt && x.startedAt <= upAt).length).toBeGreaterThan(0);
+      expect(unavailable.size).toBe(c.size);
+      // every SMS handed over once: the delivery leases are in the store, not in Redis
+      expect([...smsPerKey(c).values()].every((n) => n === 1)).toBe(true);
+    },
+  );
 }
 
 /** Scenario 5: every replica its own LOCK_NAME, so all three sweep at once: exactly once rests on the store's CAS alone. */
 export function concurrentSweepers(reg: ScenarioRegistry): void {
-  itWithConcurrentCas(reg, 'two replicas forced to sweep at once (each its own LOCK_NAME): 1000 timers still escalate exactly once', { timeout: CASE_TIMEOUT_MS }, async () => {
-    // configuration of the test, not a switch: each replica locks a name of its own
-    const s = await reg.start({ env: (i) => ({ LOCK_NAME: `vigil:sweep:${i + 1}`, SWEEP_BATCH_SIZE: '50', SWEEP_CONCURRENCY: '4' }) });
-    const c = s.cluster;
-    const N = 1000;
-    const { contacts } = await s.store.seedTimers({ count: N, expiresAt: Date.now() + 1500 });
-    await settled(s, N, contacts);
+  itWithConcurrentCas(
+    reg,
+    'two replicas forced to sweep at once (each its own LOCK_NAME): 1000 timers still escalate exactly once',
+    { timeout: CASE_TIMEOUT_MS },
+    async () => {
+      // configuration of the test, not a switch: each replica locks a name of its own
+      const s = await reg.start({ env: (i) => ({ LOCK_NAME: `vigil:sweep:${i + 1}`, SWEEP_BATCH_SIZE: '50', SWEEP_CONCURRENCY: '4' }) });
+      const c = s.cluster;
+      const N = 1000;
+      const { contacts } = await s.store.seedTimers({ count: N, expiresAt: Date.now() + 1500 });
+      await settled(s, N, contacts);
 
-    const swept = allSweeps(c).filter((x) => x.outcome === 'swept' && x.claimed > 0);
-    const concurrent = overlaps(workWindows(c)).filter((o) => o.ms > 0);
-    const claimed: Record<string, number> = {};
-    for (const x of swept) claimed[x.replica] = (claimed[x.replica] ?? 0) + x.claimed;
-    const repaired = allSweeps(c).reduce((n, x) => n + x.repaired, 0);
-    console.log(
-      `[no lock between them ${reg.backend.name}] claimed per replica ${JSON.stringify(claimed)}, ${concurrent.length} pairs of sweeps at the same time ` +
-        `(max ${Math.max(0, ...concurrent.map((o) => o.ms))} ms), ${repaired} escalations re-run from another replica's pending claim`,
-    );
-    // they did sweep at the same time, and each timer was claimed by exactly one of them (the CAS)
-    expect(Object.keys(claimed).length).toBeGreaterThanOrEqual(2);
-    expect(concurrent.length).toBeGreaterThan(0);
-    expect(Object.values(claimed).reduce((a, b) => a + b, 0)).toBe(N);
-    expect([...smsPerKey(c).values()].every((n) => n === 1)).toBe(true);
-  });
+      const swept = allSweeps(c).filter((x) => x.outcome === 'swept' && x.claimed > 0);
+      const concurrent = overlaps(workWindows(c)).filter((o) => o.ms > 0);
+      const claimed: Record<string, number> = {};
+      for (const x of swept) claimed[x.replica] = (claimed[x.replica] ?? 0) + x.claimed;
+      const repaired = allSweeps(c).reduce((n, x) => n + x.repaired, 0);
+      console.log(
+        `[no lock between them ${reg.backend.name}] claimed per replica ${JSON.stringify(claimed)}, ${concurrent.length} pairs of sweeps at the same time ` +
+          `(max ${Math.max(0, ...concurrent.map((o) => o.ms))} ms), ${repaired} escalations re-run from another replica's pending claim`,
+      );
+      // they did sweep at the same time, and each timer was claimed by exactly one of them (the CAS)
+      expect(Object.keys(claimed).length).toBeGreaterThanOrEqual(2);
+      expect(concurrent.length).toBeGreaterThan(0);
+      expect(Object.values(claimed).reduce((a, b) => a + b, 0)).toBe(N);
+      expect([...smsPerKey(c).values()].every((n) => n === 1)).toBe(true);
+    },
+  );
 }

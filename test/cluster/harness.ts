@@ -183,7 +183,13 @@ export function workWindows(c: Cluster, outcome: SweepLine['outcome'] = 'swept')
 export function sweepsLogged(c: Cluster): boolean {
   for (let i = 0; i < c.size; i++) {
     if (!c.running(i)) continue;
-    const lastWork = Math.max(0, ...c.logs(i).filter((l) => l.msg === 'SOS escalated').map(at));
+    const lastWork = Math.max(
+      0,
+      ...c
+        .logs(i)
+        .filter((l) => l.msg === 'SOS escalated')
+        .map(at),
+    );
     const lastSweepEnd = Math.max(0, ...c.sweeps(i).map((s) => s.endedAt));
     if (lastWork > lastSweepEnd) return false;
   }

@@ -61,7 +61,8 @@ const kind = await detect();
 const opts: ContractOptions =
   kind === 'ferretdb'
     ? {
-        racesUnsupported: 'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap; needs a real MongoDB: set MONGODB_URI to run it',
+        racesUnsupported:
+          'FerretDB v1 executes findAndModify as a read followed by a write, so it cannot prove atomic compare-and-swap; needs a real MongoDB: set MONGODB_URI to run it',
       }
     : {};
 
@@ -260,7 +261,10 @@ describe.skipIf(!kind)(`mongo extendTimer compares on the values it read (${kind
 describe('mongo store start-up', () => {
   it('fails fast with a clear message, without credentials, when no server answers', async () => {
     const port = await freePort();
-    const err: unknown = await MongoStore.connect({ uri: `mongodb://vigil:s3cret@127.0.0.1:${port}/vigil`, serverSelectionTimeoutMs: 300 }).catch((e: unknown) => e);
+    const err: unknown = await MongoStore.connect({
+      uri: `mongodb://vigil:s3cret@127.0.0.1:${port}/vigil`,
+      serverSelectionTimeoutMs: 300,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect(err).toMatchObject({ kind: 'unavailable', code: 'store_unreachable' });
     const message = (err as Error).message;
@@ -278,20 +282,21 @@ describe.skipIf(!ferret)(
     ? 'mongo store when the server goes away'
     : 'mongo store when the server goes away (skipped: needs a FerretDB this test can stop; a MONGODB_URI server is not stopped by tests)',
   () => {
-  it('ping answers false and operations fail as unavailable (503), not as bugs', async () => {
-    const own = await startFerretDb();
-    const store = await MongoStore.connect({ uri: own.uri, dbName: 'vigil', serverSelectionTimeoutMs: 500, pingTimeoutMs: 500 });
-    try {
-      expect(await store.ping()).toBe(true);
-      await own.stop();
-      expect(await store.ping()).toBe(false);
-      await expect(store.getTimer('x')).rejects.toMatchObject({ kind: 'unavailable', code: 'store_unavailable' });
-    } finally {
-      await store.close();
-      await own.stop();
-    }
-  });
-});
+    it('ping answers false and operations fail as unavailable (503), not as bugs', async () => {
+      const own = await startFerretDb();
+      const store = await MongoStore.connect({ uri: own.uri, dbName: 'vigil', serverSelectionTimeoutMs: 500, pingTimeoutMs: 500 });
+      try {
+        expect(await store.ping()).toBe(true);
+        await own.stop();
+        expect(await store.ping()).toBe(false);
+        await expect(store.getTimer('x')).rejects.toMatchObject({ kind: 'unavailable', code: 'store_unavailable' });
+      } finally {
+        await store.close();
+        await own.stop();
+      }
+    });
+  },
+);
 
 describe('server clock', () => {
   const fakeServer = (times: number[]) => {

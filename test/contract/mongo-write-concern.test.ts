@@ -35,8 +35,10 @@ const CAPS = { maxExtensions: 10, maxTotalSeconds: 86_400 };
 /** A write command on `collection` (`findAndModify`, `insert`, `update`). */
 const command = (name: string, collection: string) => (c: Doc) => c[name] === collection;
 /** The re-read after an unconfirmed write: a `find` with readConcern majority. */
-const majorityFind = (collection: string, also: (c: Doc) => boolean = () => true) => (c: Doc) =>
-  c.find === collection && (c.readConcern as Doc | undefined)?.level === 'majority' && also(c);
+const majorityFind =
+  (collection: string, also: (c: Doc) => boolean = () => true) =>
+  (c: Doc) =>
+    c.find === collection && (c.readConcern as Doc | undefined)?.level === 'majority' && also(c);
 const claimReadBack = (c: Doc) => JSON.stringify(c.filter).includes('claimToken');
 
 interface TaggedWrite {
@@ -44,7 +46,9 @@ interface TaggedWrite {
   write: (c: Doc) => boolean;
   reread: (c: Doc) => boolean;
   /** set the scene; `run` is the write under test, `applied` reads whether it took effect */
-  prepare(store: MongoStore): Promise<{ run: () => Promise<unknown>; applied: () => Promise<boolean>; check?: (result: unknown) => Promise<void> }>;
+  prepare(
+    store: MongoStore,
+  ): Promise<{ run: () => Promise<unknown>; applied: () => Promise<boolean>; check?: (result: unknown) => Promise<void> }>;
   /** batched claims answer with what a majority has seen instead of failing */
   notAppliedAnswersEmpty?: boolean;
 }
@@ -288,111 +292,119 @@ const WRITES: TaggedWrite[] = [
 ];
 
 const UNCONFIRMED = { kind: 'unavailable', code: 'store_write_unconfirmed' };
-const REREAD_TIMED_OUT: FaultAction = { kind: 'error', error: { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' } };
+const REREAD_TIMED_OUT: FaultAction = {
+  kind: 'error',
+  error: { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' },
+};
 
-describe.skipIf(!proxy)(proxy ? 'mongo store: unconfirmed writes (write concern errors injected on the wire)' : `mongo store: unconfirmed writes [${FERRET_MISSING}]`, () => {
-  let store: MongoStore | undefined;
-  let dbName = '';
-  const open = () => {
-    if (!store) throw new Error('no store');
-    return store;
-  };
+describe.skipIf(!proxy)(
+  proxy
+    ? 'mongo store: unconfirmed writes (write concern errors injected on the wire)'
+    : `mongo store: unconfirmed writes [${FERRET_MISSING}]`,
+  () => {
+    let store: MongoStore | undefined;
+    let dbName = '';
+    const open = () => {
+      if (!store) throw new Error('no store');
+      return store;
+    };
 
-  beforeEach(async () => {
-    if (!proxy) return;
-    dbName = `vigil_wc_${randomUUID().replace(/-/g, '')}`;
-    store = await MongoStore.connect({ uri: proxy.uri, dbName, serverSelectionTimeoutMs: 5000 });
-  });
+    beforeEach(async () => {
+      if (!proxy) return;
+      dbName = `vigil_wc_${randomUUID().replace(/-/g, '')}`;
+      store = await MongoStore.connect({ uri: proxy.uri, dbName, serverSelectionTimeoutMs: 5000 });
+    });
 
-  afterEach(async () => {
-    // a fault left armed means the write under test never sent the command it names
-    expect(proxy?.pending()).toBe(0);
-    await store?.close();
-    await admin?.useDb(dbName, { useCache: false }).dropDatabase();
-  });
+    afterEach(async () => {
+      // a fault left armed means the write under test never sent the command it names
+      expect(proxy?.pending()).toBe(0);
+      await store?.close();
+      await admin?.useDb(dbName, { useCache: false }).dropDatabase();
+    });
 
-  for (const w of WRITES) {
-    describe(w.name, () => {
-      it('applied but unconfirmed: the majority re-read finds the write’s tag → success with the document', async () => {
-        const s = open();
-        const { run, applied, check } = await w.prepare(s);
-        proxy?.inject({ match: w.write, action: { kind: 'unconfirmed' } });
-        const result = await run();
-        expect(await applied()).toBe(true);
-        await check?.(result);
-      });
+    for (const w of WRITES) {
+      describe(w.name, () => {
+        it('applied but unconfirmed: the majority re-read finds the write’s tag → success with the document', async () => {
+          const s = open();
+          const { run, applied, check } = await w.prepare(s);
+          proxy?.inject({ match: w.write, action: { kind: 'unconfirmed' } });
+          const result = await run();
+          expect(await applied()).toBe(true);
+          await check?.(result);
+        });
 
-      it(
-        w.notAppliedAnswersEmpty
-          ? 'not applied and unconfirmed: only what a majority has seen is answered (nothing), no error'
-          : 'not applied and unconfirmed: the re-read does not find the tag → 503 store_write_unconfirmed, nothing changed',
-        async () => {
+        it(
+          w.notAppliedAnswersEmpty
+            ? 'not applied and unconfirmed: only what a majority has seen is answered (nothing), no error'
+            : 'not applied and unconfirmed: the re-read does not find the tag → 503 store_write_unconfirmed, nothing changed',
+          async () => {
+            const s = open();
+            const { run, applied } = await w.prepare(s);
+            proxy?.inject({ match: w.write, action: { kind: 'unconfirmed-not-applied' } });
+            if (w.notAppliedAnswersEmpty) expect(await run()).toEqual([]);
+            else await expect(run()).rejects.toMatchObject(UNCONFIRMED);
+            expect(await applied()).toBe(false);
+          },
+        );
+
+        it('unconfirmed and the majority re-read fails too → 503 store_write_unconfirmed', async () => {
+          const s = open();
+          const { run } = await w.prepare(s);
+          proxy?.inject({ match: w.write, action: { kind: 'unconfirmed' } });
+          proxy?.inject({ match: w.reread, action: REREAD_TIMED_OUT });
+          await expect(run()).rejects.toMatchObject(UNCONFIRMED);
+        });
+
+        it('connection lost after the server applied the write (outcome unknown) → 503 store_unavailable; the write is there', async () => {
           const s = open();
           const { run, applied } = await w.prepare(s);
-          proxy?.inject({ match: w.write, action: { kind: 'unconfirmed-not-applied' } });
-          if (w.notAppliedAnswersEmpty) expect(await run()).toEqual([]);
-          else await expect(run()).rejects.toMatchObject(UNCONFIRMED);
-          expect(await applied()).toBe(false);
-        },
-      );
+          proxy?.inject({ match: w.write, action: { kind: 'hangup' } });
+          await expect(run()).rejects.toMatchObject({ kind: 'unavailable', code: 'store_unavailable' });
+          expect(await applied()).toBe(true);
+        });
+      });
+    }
 
-      it('unconfirmed and the majority re-read fails too → 503 store_write_unconfirmed', async () => {
+    it('a write refused outright with code 64 (no writeConcernError document) is unconfirmed too → 503 store_write_unconfirmed', async () => {
+      const s = open();
+      const t = await arm(s);
+      proxy?.inject({ match: command('findAndModify', 'timers'), action: { kind: 'error', error: WTIMEOUT } });
+      await expect(s.resolveTimer(t.id, t.userId, 'safe')).rejects.toMatchObject(UNCONFIRMED);
+      expect((await s.getTimer(t.id))?.status).toBe('active');
+    });
+
+    describe('duplicate keys still map as before', () => {
+      it('a second live timer → live_timer_exists; a second incident for a timer → the existing one, created false', async () => {
         const s = open();
-        const { run } = await w.prepare(s);
-        proxy?.inject({ match: w.write, action: { kind: 'unconfirmed' } });
-        proxy?.inject({ match: w.reread, action: REREAD_TIMED_OUT });
-        await expect(run()).rejects.toMatchObject(UNCONFIRMED);
+        const first = await arm(s);
+        expect(await s.armTimer(await newTimer(s, { userId: first.userId }))).toEqual({ kind: 'live_timer_exists', timer: first });
+        const { timer, incident } = await openedIncident(s);
+        expect(await s.openIncident(timer, 2, randomUUID())).toEqual({ incident, created: false });
       });
 
-      it('connection lost after the server applied the write (outcome unknown) → 503 store_unavailable; the write is there', async () => {
+      it('a second live timer whose write concern is unconfirmed → live_timer_exists (a refused insert did not happen)', async () => {
         const s = open();
-        const { run, applied } = await w.prepare(s);
-        proxy?.inject({ match: w.write, action: { kind: 'hangup' } });
-        await expect(run()).rejects.toMatchObject({ kind: 'unavailable', code: 'store_unavailable' });
-        expect(await applied()).toBe(true);
+        const first = await arm(s);
+        proxy?.inject({ match: command('insert', 'timers'), action: { kind: 'unconfirmed' } });
+        expect(await s.armTimer(await newTimer(s, { userId: first.userId }))).toEqual({ kind: 'live_timer_exists', timer: first });
+      });
+
+      it('deliveries partly there already, write concern unconfirmed → all of them once the majority re-read has every key', async () => {
+        const s = open();
+        const { incident } = await openedIncident(s);
+        const list = newDeliveries(incident.id, 3);
+        await s.addDeliveries(incident, list.slice(0, 2));
+        proxy?.inject({ match: command('insert', 'deliveries'), action: { kind: 'unconfirmed' } });
+        const all = await s.addDeliveries(incident, list);
+        expect(all.map((d) => d.key).sort()).toEqual(list.map((d) => d.key).sort());
+      });
+
+      it('a duplicate incident whose write concern is unconfirmed → the existing one (the re-read by timer finds it), created false', async () => {
+        const s = open();
+        const { timer, incident } = await openedIncident(s);
+        proxy?.inject({ match: command('insert', 'incidents'), action: { kind: 'unconfirmed' } });
+        expect(await s.openIncident(timer, 2, randomUUID())).toEqual({ incident, created: false });
       });
     });
-  }
-
-  it('a write refused outright with code 64 (no writeConcernError document) is unconfirmed too → 503 store_write_unconfirmed', async () => {
-    const s = open();
-    const t = await arm(s);
-    proxy?.inject({ match: command('findAndModify', 'timers'), action: { kind: 'error', error: WTIMEOUT } });
-    await expect(s.resolveTimer(t.id, t.userId, 'safe')).rejects.toMatchObject(UNCONFIRMED);
-    expect((await s.getTimer(t.id))?.status).toBe('active');
-  });
-
-  describe('duplicate keys still map as before', () => {
-    it('a second live timer → live_timer_exists; a second incident for a timer → the existing one, created false', async () => {
-      const s = open();
-      const first = await arm(s);
-      expect(await s.armTimer(await newTimer(s, { userId: first.userId }))).toEqual({ kind: 'live_timer_exists', timer: first });
-      const { timer, incident } = await openedIncident(s);
-      expect(await s.openIncident(timer, 2, randomUUID())).toEqual({ incident, created: false });
-    });
-
-    it('a second live timer whose write concern is unconfirmed → live_timer_exists (a refused insert did not happen)', async () => {
-      const s = open();
-      const first = await arm(s);
-      proxy?.inject({ match: command('insert', 'timers'), action: { kind: 'unconfirmed' } });
-      expect(await s.armTimer(await newTimer(s, { userId: first.userId }))).toEqual({ kind: 'live_timer_exists', timer: first });
-    });
-
-    it('deliveries partly there already, write concern unconfirmed → all of them once the majority re-read has every key', async () => {
-      const s = open();
-      const { incident } = await openedIncident(s);
-      const list = newDeliveries(incident.id, 3);
-      await s.addDeliveries(incident, list.slice(0, 2));
-      proxy?.inject({ match: command('insert', 'deliveries'), action: { kind: 'unconfirmed' } });
-      const all = await s.addDeliveries(incident, list);
-      expect(all.map((d) => d.key).sort()).toEqual(list.map((d) => d.key).sort());
-    });
-
-    it('a duplicate incident whose write concern is unconfirmed → the existing one (the re-read by timer finds it), created false', async () => {
-      const s = open();
-      const { timer, incident } = await openedIncident(s);
-      proxy?.inject({ match: command('insert', 'incidents'), action: { kind: 'unconfirmed' } });
-      expect(await s.openIncident(timer, 2, randomUUID())).toEqual({ incident, created: false });
-    });
-  });
-});
+  },
+);

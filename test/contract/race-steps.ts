@@ -45,9 +45,12 @@ async function checkIns(store: Store, a: { timers: { id: string; userId: string 
 }
 
 export const raceSteps = {
-  arm: (store: Store, a: { timers: NewTimer[] }): Promise<ArmResult['kind'][]> => Promise.all(a.timers.map(async (t) => (await store.armTimer(t)).kind)),
-  resolve: (store: Store, a: { id: string; userId: string; to: 'safe' | 'cancelled' }): Promise<Timer | null> => store.resolveTimer(a.id, a.userId, a.to),
-  claim: async (store: Store, a: { limit: number; fence: number }): Promise<string[]> => (await store.claimDueTimers(a.limit, a.fence)).map((t) => t.id),
+  arm: (store: Store, a: { timers: NewTimer[] }): Promise<ArmResult['kind'][]> =>
+    Promise.all(a.timers.map(async (t) => (await store.armTimer(t)).kind)),
+  resolve: (store: Store, a: { id: string; userId: string; to: 'safe' | 'cancelled' }): Promise<Timer | null> =>
+    store.resolveTimer(a.id, a.userId, a.to),
+  claim: async (store: Store, a: { limit: number; fence: number }): Promise<string[]> =>
+    (await store.claimDueTimers(a.limit, a.fence)).map((t) => t.id),
   openIncident: (store: Store, a: { timer: Timer; fence: number; times: number }): Promise<{ created: boolean; incidentId: string }[]> =>
     Promise.all(
       Array.from({ length: a.times }, async () => {
@@ -58,9 +61,18 @@ export const raceSteps = {
   /** `times` retries of one keyed extend at once; answers each result's kind */
   extendKeyed: (
     store: Store,
-    a: { id: string; userId: string; seconds: number; caps: { maxExtensions: number; maxTotalSeconds: number }; idem: IdempotencyClaim; times: number },
+    a: {
+      id: string;
+      userId: string;
+      seconds: number;
+      caps: { maxExtensions: number; maxTotalSeconds: number };
+      idem: IdempotencyClaim;
+      times: number;
+    },
   ): Promise<string[]> =>
-    Promise.all(Array.from({ length: a.times }, async () => (await store.extendTimerKeyed(a.id, a.userId, a.seconds, a.caps, a.idem)).kind)),
+    Promise.all(
+      Array.from({ length: a.times }, async () => (await store.extendTimerKeyed(a.id, a.userId, a.seconds, a.caps, a.idem)).kind),
+    ),
   checkIns,
   sweep,
 };

@@ -162,7 +162,12 @@ describe.skipIf(!redisAvailable())(`${suite}: fences across Redis restarts, hash
   let store: SqliteStore;
   const opened: RedisLock[] = [];
   const open = async (options: Partial<RedisLockOptions> = {}) => {
-    const lock = await RedisLock.connect({ url: server.url, fenceFloor: () => store.maxRecordedFence(), maxReconnectDelayMs: 200, ...options });
+    const lock = await RedisLock.connect({
+      url: server.url,
+      fenceFloor: () => store.maxRecordedFence(),
+      maxReconnectDelayMs: 200,
+      ...options,
+    });
     opened.push(lock);
     return lock;
   };
@@ -187,7 +192,12 @@ describe.skipIf(!redisAvailable())(`${suite}: fences across Redis restarts, hash
   /** Sweep one due timer under `fence`, as the sweeper does: the fence is recorded in the store. */
   const recordSweep = async (fence: number) => {
     const now = await store.now();
-    const r = await store.armTimer({ id: randomUUID(), userId: randomUUID(), startedAt: new Date(now.getTime() - 60_000), expiresAt: new Date(now.getTime() - 1) });
+    const r = await store.armTimer({
+      id: randomUUID(),
+      userId: randomUUID(),
+      startedAt: new Date(now.getTime() - 60_000),
+      expiresAt: new Date(now.getTime() - 1),
+    });
     if (r.kind !== 'created') throw new Error(r.kind);
     const [t] = await store.claimDueTimers(1, fence);
     await store.openIncident(t!, fence, randomUUID());

@@ -23,7 +23,11 @@ export interface PeerWorkerData {
 }
 
 export type PeerRequest = { kind: 'step'; id: number; step: StepName; args: unknown } | { kind: 'close' };
-export type PeerReply = { kind: 'ready' } | { kind: 'closed' } | { kind: 'result'; id: number; ok: true; value: unknown } | { kind: 'result'; id: number; ok: false; error: string };
+export type PeerReply =
+  | { kind: 'ready' }
+  | { kind: 'closed' }
+  | { kind: 'result'; id: number; ok: true; value: unknown }
+  | { kind: 'result'; id: number; ok: false; error: string };
 
 export const gateViews = (gate: SharedArrayBuffer) => ({ state: new Int32Array(gate, 0, 1), startAt: new BigInt64Array(gate, 8, 1) });
 
@@ -78,7 +82,9 @@ export class SqliteWorkerPeer implements RacePeer {
   async race<A, K extends StepName>(mine: () => Promise<A>, step: K, args: StepArgs<K>): Promise<[A, StepResult<K>]> {
     if (this.failed) throw this.failed;
     const id = this.nextId++;
-    const theirs = new Promise<StepResult<K>>((resolve, reject) => this.pending.set(id, { resolve: (v) => resolve(v as StepResult<K>), reject }));
+    const theirs = new Promise<StepResult<K>>((resolve, reject) =>
+      this.pending.set(id, { resolve: (v) => resolve(v as StepResult<K>), reject }),
+    );
     this.worker.postMessage({ kind: 'step', id, step, args } satisfies PeerRequest);
 
     const { state, startAt } = gateViews(this.gate);

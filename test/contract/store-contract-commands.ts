@@ -14,7 +14,8 @@ const claim = (fingerprint = 'fp-1'): IdempotencyClaim => ({ key: `key-${randomU
 export function commandCases(ctx: ContractContext): void {
   const { it: caseIt } = ctx;
   const reason = ctx.opts.racesUnsupported;
-  const itRaces = (title: string, fn: () => Promise<void>) => (reason ? it.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : it(title, fn));
+  const itRaces = (title: string, fn: () => Promise<void>) =>
+    reason ? it.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : it(title, fn);
 
   describe('timers: commands under an Idempotency-Key', () => {
     caseIt('invariant 6: a retried extend with the same key extends once; the retry is replayed with the timer as it is', async () => {
@@ -35,8 +36,12 @@ export function commandCases(ctx: ContractContext): void {
       const t = await arm(store);
       const idem = claim('extend-60');
       expect((await store.extendTimerKeyed(t.id, t.userId, 60, caps, idem)).kind).toBe('applied');
-      expect(await store.extendTimerKeyed(t.id, t.userId, 120, caps, { ...idem, fingerprint: 'extend-120' })).toEqual({ kind: 'idempotency_mismatch' });
-      expect(await store.resolveTimerKeyed(t.id, t.userId, 'safe', { ...idem, fingerprint: 'safe' })).toEqual({ kind: 'idempotency_mismatch' });
+      expect(await store.extendTimerKeyed(t.id, t.userId, 120, caps, { ...idem, fingerprint: 'extend-120' })).toEqual({
+        kind: 'idempotency_mismatch',
+      });
+      expect(await store.resolveTimerKeyed(t.id, t.userId, 'safe', { ...idem, fingerprint: 'safe' })).toEqual({
+        kind: 'idempotency_mismatch',
+      });
       expect(await store.getTimer(t.id)).toMatchObject({ status: 'extended', extensions: 1 });
     });
 
@@ -57,7 +62,9 @@ export function commandCases(ctx: ContractContext): void {
       const idem = claim(`cancel:${a.id}`);
       expect((await store.resolveTimerKeyed(a.id, a.userId, 'cancelled', idem)).kind).toBe('applied');
       const b = await arm(store, { userId: a.userId });
-      expect(await store.resolveTimerKeyed(b.id, b.userId, 'cancelled', { ...idem, fingerprint: `cancel:${b.id}` })).toEqual({ kind: 'idempotency_mismatch' });
+      expect(await store.resolveTimerKeyed(b.id, b.userId, 'cancelled', { ...idem, fingerprint: `cancel:${b.id}` })).toEqual({
+        kind: 'idempotency_mismatch',
+      });
       expect((await store.getTimer(b.id))?.status).toBe('active');
       // another person's key space is their own
       const c = await arm(store);
@@ -71,7 +78,9 @@ export function commandCases(ctx: ContractContext): void {
       const idem = claim('arm-body');
       const armed = await store.armTimer({ id: randomUUID(), userId, startedAt: now, expiresAt: at(now, 3_600_000) }, idem);
       if (armed.kind !== 'created') throw new Error(armed.kind);
-      expect(await store.resolveTimerKeyed(armed.timer.id, userId, 'safe', { ...idem, fingerprint: 'safe' })).toEqual({ kind: 'idempotency_mismatch' });
+      expect(await store.resolveTimerKeyed(armed.timer.id, userId, 'safe', { ...idem, fingerprint: 'safe' })).toEqual({
+        kind: 'idempotency_mismatch',
+      });
       expect((await store.getTimer(armed.timer.id))?.status).toBe('active');
     });
 
@@ -81,7 +90,10 @@ export function commandCases(ctx: ContractContext): void {
       const idem = claim('cancel-body');
       expect((await store.resolveTimerKeyed(t.id, t.userId, 'cancelled', idem)).kind).toBe('applied');
       const now = await store.now();
-      const r = await store.armTimer({ id: randomUUID(), userId: t.userId, startedAt: now, expiresAt: at(now, 3_600_000) }, { ...idem, fingerprint: 'arm-body' });
+      const r = await store.armTimer(
+        { id: randomUUID(), userId: t.userId, startedAt: now, expiresAt: at(now, 3_600_000) },
+        { ...idem, fingerprint: 'arm-body' },
+      );
       expect(r).toEqual({ kind: 'idempotency_mismatch' });
       expect(await store.listTimers(t.userId)).toHaveLength(1);
     });

@@ -123,7 +123,9 @@ export function deliveryCases(ctx: ContractContext): void {
         status: 'failed',
         lastError: 'invalid_number',
       });
-      expect(await store.recordAttempt(b.key, 1, { status: 'dead', carrier: 'twilio', error: 'timeout' })).toMatchObject({ status: 'dead' });
+      expect(await store.recordAttempt(b.key, 1, { status: 'dead', carrier: 'twilio', error: 'timeout' })).toMatchObject({
+        status: 'dead',
+      });
       await ctx.passTime(at(await store.now(), 70));
       expect(await store.claimDeliveries(10, LEASE)).toEqual([]);
     });
@@ -143,7 +145,10 @@ export function deliveryCases(ctx: ContractContext): void {
     it('an undelivered receipt moves sent → failed', async () => {
       const store = ctx.store();
       const { sent, providerMessageId } = await sentDelivery(store);
-      expect(await store.applyReceipt(providerMessageId, 'failed', receiptFrom('failed'))).toMatchObject({ key: sent.key, status: 'failed' });
+      expect(await store.applyReceipt(providerMessageId, 'failed', receiptFrom('failed'))).toMatchObject({
+        key: sent.key,
+        status: 'failed',
+      });
     });
 
     it('countDeliveriesSince counts one person’s deliveries created strictly after `since`', async () => {

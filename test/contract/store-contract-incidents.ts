@@ -17,7 +17,15 @@ export function incidentCases(ctx: ContractContext): void {
       const first = await store.openIncident(timer, 5, id);
       expect(first.created).toBe(true);
       const incident = first.incident;
-      expect(incident).toMatchObject({ id, timerId: timer.id, userId: timer.userId, status: 'active', deadline: timer.expiresAt, fence: 5, ...spec });
+      expect(incident).toMatchObject({
+        id,
+        timerId: timer.id,
+        userId: timer.userId,
+        status: 'active',
+        deadline: timer.expiresAt,
+        fence: 5,
+        ...spec,
+      });
       expect(incident.createdAt).toBeInstanceOf(Date);
       const again = await store.openIncident(timer, 6, randomUUID());
       expect(again).toEqual({ incident, created: false });

@@ -11,7 +11,12 @@ import { at, newDeliveries, openedIncident, untilAfter, type ContractContext } f
 
 const LEASE = 60_000;
 
-const allClearOf = (sos: NewDelivery): NewDelivery => ({ ...sos, key: deliveryKey(sos.key.split(':')[0] ?? '', sos.contactId, 'all_clear'), kind: 'all_clear', body: 'all clear' });
+const allClearOf = (sos: NewDelivery): NewDelivery => ({
+  ...sos,
+  key: deliveryKey(sos.key.split(':')[0] ?? '', sos.contactId, 'all_clear'),
+  kind: 'all_clear',
+  body: 'all clear',
+});
 
 /** Claim everything due; the keys claimed. */
 async function claimKeys(store: Store, leaseMs = LEASE): Promise<string[]> {
@@ -58,7 +63,9 @@ export function outboxCases(ctx: ContractContext): void {
       expect(claimed).toHaveLength(1);
       const moved = await store.supersedePendingSos(incident.id);
       const expected = sos.map((d) => d.key).filter((k) => k !== claimed[0]!.key);
-      expect(moved.map((d) => d.key).sort()).toEqual(claimed[0]!.incidentId === incident.id ? expected.sort() : sos.map((d) => d.key).sort());
+      expect(moved.map((d) => d.key).sort()).toEqual(
+        claimed[0]!.incidentId === incident.id ? expected.sort() : sos.map((d) => d.key).sort(),
+      );
       for (const d of moved) expect(d).toMatchObject({ status: 'superseded', kind: 'sos', incidentId: incident.id, attempts: 0 });
       expect(await store.supersedePendingSos(incident.id)).toEqual([]);
       const all = await store.deliveriesFor([incident.id, other.incident.id]);
@@ -80,7 +87,12 @@ export function outboxCases(ctx: ContractContext): void {
       expect(await claimKeys(store)).toEqual([allClearOf(b).key]);
       // a's SOS fails retryably: pending again, the all-clear still waits
       const aSos = first.find((d) => d.key === a.key)!;
-      await store.recordAttempt(a.key, aSos.attempts, { status: 'pending', carrier: 'test', error: 'http_503', nextAttemptAt: at(await store.now(), 3_600_000) });
+      await store.recordAttempt(a.key, aSos.attempts, {
+        status: 'pending',
+        carrier: 'test',
+        error: 'http_503',
+        nextAttemptAt: at(await store.now(), 3_600_000),
+      });
       expect(await claimKeys(store)).toEqual([]);
       // superseded is final: now the all-clear may go (the dispatcher decides whether it is sent)
       expect((await store.supersedePendingSos(incident.id)).map((d) => d.key)).toEqual([a.key]);
@@ -96,7 +108,13 @@ export function outboxCases(ctx: ContractContext): void {
       expect(first.every((d) => d.maybeAccepted === undefined)).toBe(true);
       // b's attempt timed out: it may be at the contact; a later definite answer does not undo that
       const bSos = first.find((d) => d.key === b.key)!;
-      const back = await store.recordAttempt(b.key, bSos.attempts, { status: 'pending', carrier: 'test', error: 'timeout', nextAttemptAt: await store.now(), maybeAccepted: true });
+      const back = await store.recordAttempt(b.key, bSos.attempts, {
+        status: 'pending',
+        carrier: 'test',
+        error: 'timeout',
+        nextAttemptAt: await store.now(),
+        maybeAccepted: true,
+      });
       expect(back).toMatchObject({ status: 'pending', maybeAccepted: true });
       // a's lease lapses (its dispatcher died mid-send)
       await untilAfter(store, at(first[0]!.leaseUntil!, 1));

@@ -39,7 +39,9 @@ class Split {
   ) {}
 
   check(peer: RacePeer, n: number, unit = 'trials'): void {
-    console.log(`[${this.ctx.name}] ${this.what}, ${n} ${unit}: this side won ${this.mine}, the peer ${this.theirs}${peer.ownThread ? ' (peer on its own thread)' : ' (peer in this thread)'}`);
+    console.log(
+      `[${this.ctx.name}] ${this.what}, ${n} ${unit}: this side won ${this.mine}, the peer ${this.theirs}${peer.ownThread ? ' (peer on its own thread)' : ' (peer in this thread)'}`,
+    );
     if (!peer.ownThread) return;
     // a split of n/0 means the two sides never overlapped: nothing was raced
     expect(this.mine, `${this.what}: this side never won`).toBeGreaterThan(0);
@@ -62,11 +64,9 @@ export function raceCases(ctx: ContractContext): void {
         for (let trial = 0; trial < trials; trial++) {
           const userId = randomUUID();
           const timers = await Promise.all(Array.from({ length: 10 }, () => newTimer(store, { userId })));
-          const [mine, theirs] = await peer.race(
-            () => runStep(store, 'arm', { timers: timers.slice(0, 5) }),
-            'arm',
-            { timers: timers.slice(5) },
-          );
+          const [mine, theirs] = await peer.race(() => runStep(store, 'arm', { timers: timers.slice(0, 5) }), 'arm', {
+            timers: timers.slice(5),
+          });
           const kinds = countBy([...mine, ...theirs], (k) => k);
           expect(kinds.get('created')).toBe(1);
           expect(kinds.get('live_timer_exists')).toBe(9);
@@ -87,7 +87,11 @@ export function raceCases(ctx: ContractContext): void {
         const trials = 1000;
         for (let trial = 0; trial < trials; trial++) {
           const t = await arm(store);
-          const [s, c] = await peer.race(() => store.resolveTimer(t.id, t.userId, 'safe'), 'resolve', { id: t.id, userId: t.userId, to: 'cancelled' });
+          const [s, c] = await peer.race(() => store.resolveTimer(t.id, t.userId, 'safe'), 'resolve', {
+            id: t.id,
+            userId: t.userId,
+            to: 'cancelled',
+          });
           expect([s, c].filter((x) => x !== null)).toHaveLength(1);
           expect((await store.getTimer(t.id))?.status).toBe((s ?? c)?.status);
           if (s) split.mine++;
@@ -107,11 +111,15 @@ export function raceCases(ctx: ContractContext): void {
         for (let trial = 0; trial < trials; trial++) {
           const due: Timer[] = [];
           for (let i = 0; i < 10; i++) due.push(await armDue(store));
-          const [a, b] = await peer.race(async () => (await store.claimDueTimers(10, 1)).map((t) => t.id), 'claim', { limit: 10, fence: 2 });
+          const [a, b] = await peer.race(async () => (await store.claimDueTimers(10, 1)).map((t) => t.id), 'claim', {
+            limit: 10,
+            fence: 2,
+          });
           const ids = [...a, ...b];
           expect(new Set(ids).size).toBe(ids.length);
           expect(ids.sort()).toEqual(due.map((t) => t.id).sort());
-          for (const t of await Promise.all(due.map((d) => store.getTimer(d.id)))) expect(t?.expiredByFence).toBe(a.includes(t?.id ?? '') ? 1 : 2);
+          for (const t of await Promise.all(due.map((d) => store.getTimer(d.id))))
+            expect(t?.expiredByFence).toBe(a.includes(t?.id ?? '') ? 1 : 2);
           if (a.length > 0) split.mine++;
           if (b.length > 0) split.theirs++;
         }
@@ -130,7 +138,11 @@ export function raceCases(ctx: ContractContext): void {
           const armed = await armDue(store);
           const [timer] = await store.claimDueTimers(1, 1);
           if (timer?.id !== armed.id) throw new Error('the due timer was not claimed');
-          const [mine, theirs] = await peer.race(() => runStep(store, 'openIncident', { timer, fence: 1, times: 5 }), 'openIncident', { timer, fence: 1, times: 5 });
+          const [mine, theirs] = await peer.race(() => runStep(store, 'openIncident', { timer, fence: 1, times: 5 }), 'openIncident', {
+            timer,
+            fence: 1,
+            times: 5,
+          });
           const results = [...mine, ...theirs];
           expect(results.filter((r) => r.created)).toHaveLength(1);
           expect(new Set(results.map((r) => r.incidentId)).size).toBe(1);
@@ -230,7 +242,10 @@ export function raceCases(ctx: ContractContext): void {
           await armAll(store, timers);
 
           const sweepArgs = { batch: 5, notBeforeMs: 0 };
-          const [one, two] = await peer.race(() => runStep(store, 'sweep', { ...sweepArgs, fence: 1 }), 'sweep', { ...sweepArgs, fence: 2 });
+          const [one, two] = await peer.race(() => runStep(store, 'sweep', { ...sweepArgs, fence: 1 }), 'sweep', {
+            ...sweepArgs,
+            fence: 2,
+          });
           split.mine += one.length;
           split.theirs += two.length;
           expect(one.length + two.length).toBe(N);

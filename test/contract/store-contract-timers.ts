@@ -10,7 +10,11 @@ export function timerCases(ctx: ContractContext): void {
   describe('timers: arm and read', () => {
     it('armTimer creates an active timer with exactly the given fields', async () => {
       const store = ctx.store();
-      const t = await newTimer(store, { locationName: 'Blue Bottle Café', location: { lat: 37.77493, lng: -122.41942 }, displayName: 'Alice' });
+      const t = await newTimer(store, {
+        locationName: 'Blue Bottle Café',
+        location: { lat: 37.77493, lng: -122.41942 },
+        displayName: 'Alice',
+      });
       const r = await store.armTimer(t);
       expect(r.kind).toBe('created');
       if (r.kind !== 'created') return;

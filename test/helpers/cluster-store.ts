@@ -95,9 +95,13 @@ export const sqliteBackend: StoreBackend = {
       progress: async () => tally(dataDir),
       tally: async () => tally(dataDir),
       incidentsAboveFence: async (fence) => count('SELECT COUNT(*) AS n FROM incidents WHERE fence > ?', fence),
-      unfinishedOfFence: async (fence) => count("SELECT COUNT(*) AS n FROM timers WHERE expired_by_fence = ? AND escalation <> 'done'", fence),
+      unfinishedOfFence: async (fence) =>
+        count("SELECT COUNT(*) AS n FROM timers WHERE expired_by_fence = ? AND escalation <> 'done'", fence),
       fences: async () => ({
-        timers: query<FenceCount>(dataDir, 'SELECT expired_by_fence AS fence, COUNT(*) AS n FROM timers GROUP BY expired_by_fence ORDER BY fence'),
+        timers: query<FenceCount>(
+          dataDir,
+          'SELECT expired_by_fence AS fence, COUNT(*) AS n FROM timers GROUP BY expired_by_fence ORDER BY fence',
+        ),
         incidents: query<FenceCount>(dataDir, 'SELECT fence, COUNT(*) AS n FROM incidents GROUP BY fence ORDER BY fence'),
       }),
       incidentsCreatedBetween: async (from, to) => count('SELECT COUNT(*) AS n FROM incidents WHERE created_at BETWEEN ? AND ?', from, to),
@@ -207,7 +211,8 @@ async function openMongo(uri: string, o: { drop: boolean; stop: () => Promise<vo
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000, appName: 'vigil-cluster-tests' }).connect();
   const db = client.db(dbName);
   let closing: Promise<void> | undefined;
-  const count = (collection: string, filter: mongoose.mongo.Filter<mongoose.mongo.Document>) => db.collection(collection).countDocuments(filter);
+  const count = (collection: string, filter: mongoose.mongo.Filter<mongoose.mongo.Document>) =>
+    db.collection(collection).countDocuments(filter);
   return {
     env: { MONGODB_URI: uri, MONGODB_DB: dbName },
     seedTimers: (o) => seedMongo(db, o),
@@ -225,8 +230,14 @@ async function openMongo(uri: string, o: { drop: boolean; stop: () => Promise<vo
     unfinishedOfFence: (fence) => count('timers', { expiredByFence: fence, escalation: { $ne: 'done' } }),
     async fences() {
       const [timers, incidents] = await Promise.all([
-        db.collection<TimerRow>('timers').find({}, { projection: { expiredByFence: 1 } }).toArray(),
-        db.collection<IncidentRow>('incidents').find({}, { projection: { fence: 1 } }).toArray(),
+        db
+          .collection<TimerRow>('timers')
+          .find({}, { projection: { expiredByFence: 1 } })
+          .toArray(),
+        db
+          .collection<IncidentRow>('incidents')
+          .find({}, { projection: { fence: 1 } })
+          .toArray(),
       ]);
       return { timers: byFence(timers.map((t) => t.expiredByFence ?? null)), incidents: byFence(incidents.map((i) => i.fence)) };
     },
@@ -250,9 +261,7 @@ async function openMongo(uri: string, o: { drop: boolean; stop: () => Promise<vo
 function byFence(fences: (number | null)[]): FenceCount[] {
   const counts = new Map<number | null, number>();
   for (const f of fences) counts.set(f, (counts.get(f) ?? 0) + 1);
-  return [...counts.entries()]
-    .sort(([a], [b]) => (a ?? -Infinity) - (b ?? -Infinity))
-    .map(([fence, n]) => ({ fence, n }));
+  return [...counts.entries()].sort(([a], [b]) => (a ?? -Infinity) - (b ?? -Infinity)).map(([fence, n]) => ({ fence, n }));
 }
 
 /**
@@ -273,7 +282,11 @@ async function seedMongo(db: Db, o: SeedOptions): Promise<{ timerIds: string[]; 
     const n = o.contacts ? o.contacts(i) : 1 + (i % 2);
     contactDocs.push({
       _id: userId,
-      contacts: Array.from({ length: n }, (_, c) => ({ id: `c_${prefix}${i}_${c}`, name: `Contact ${c}`, phone: `+1415${String(i).padStart(6, '0')}${c}` })),
+      contacts: Array.from({ length: n }, (_, c) => ({
+        id: `c_${prefix}${i}_${c}`,
+        name: `Contact ${c}`,
+        phone: `+1415${String(i).padStart(6, '0')}${c}`,
+      })),
       updatedAt: now,
     });
     contacts += n;

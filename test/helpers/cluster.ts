@@ -51,7 +51,6 @@ export interface ClusterOptions {
   env?: Record<string, string> | ((index: number) => Record<string, string>);
 }
 
-
 export interface Cluster {
   readonly size: number;
   readonly jwtSecret: string;
@@ -133,7 +132,17 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
       ...extra,
     };
-    replicas.push({ index: i, id, port: 0, env, logFile: join(o.dataDir, `${id}.stdout.log`), logRead: 0, logPartial: Buffer.alloc(0), lines: [], stderr: '' });
+    replicas.push({
+      index: i,
+      id,
+      port: 0,
+      env,
+      logFile: join(o.dataDir, `${id}.stdout.log`),
+      logRead: 0,
+      logPartial: Buffer.alloc(0),
+      lines: [],
+      stderr: '',
+    });
   }
 
   const killAll = () => {
@@ -313,7 +322,11 @@ function readLines(r: Replica): LogLine[] {
     const bytes = Buffer.concat([r.logPartial, buf.subarray(0, got)]);
     const cut = bytes.lastIndexOf(0x0a);
     r.logPartial = Buffer.from(bytes.subarray(cut + 1));
-    for (const line of bytes.subarray(0, cut + 1).toString('utf8').split('\n')) if (line) r.lines.push(parseLine(line));
+    for (const line of bytes
+      .subarray(0, cut + 1)
+      .toString('utf8')
+      .split('\n'))
+      if (line) r.lines.push(parseLine(line));
     return r.lines;
   } finally {
     closeSync(fd);

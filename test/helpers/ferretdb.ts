@@ -105,7 +105,9 @@ class Server implements FerretDb {
       onSpawn: (child) => {
         if (child.pid === undefined) return;
         const script = 'read _; kill -9 "$1"; rm -rf "$2"';
-        this.watchdog = spawn('/bin/sh', ['-c', script, 'ferretdb-watchdog', String(child.pid), this.dir], { stdio: ['pipe', 'ignore', 'ignore'] });
+        this.watchdog = spawn('/bin/sh', ['-c', script, 'ferretdb-watchdog', String(child.pid), this.dir], {
+          stdio: ['pipe', 'ignore', 'ignore'],
+        });
         this.watchdog.unref();
         (this.watchdog.stdin as Socket | null)?.unref();
         process.on('exit', this.killWatchdog);

@@ -8,7 +8,13 @@ export interface ApiAnswer {
   headers: Record<string, string>;
 }
 
-export async function requestJson(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
+export async function requestJson(
+  url: string,
+  token: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiAnswer> {
   const res = await fetch(url, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },

@@ -41,11 +41,21 @@ export function parseEnvFile(text: string): Record<string, string> {
 }
 
 const sortKeys = (v: unknown): unknown =>
-  Array.isArray(v) ? v.map(sortKeys) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sortKeys(x)])) : v;
+  Array.isArray(v)
+    ? v.map(sortKeys)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.entries(v)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([k, x]) => [k, sortKeys(x)]),
+        )
+      : v;
 
 /** kustomize's name suffix: sha256 of the sorted JSON of kind, name and data; 10 hex digits, some letters swapped. */
 export function configMapHash(name: string, data: Record<string, string>): string {
-  const hex = createHash('sha256').update(JSON.stringify(sortKeys({ kind: 'ConfigMap', name, data }))).digest('hex');
+  const hex = createHash('sha256')
+    .update(JSON.stringify(sortKeys({ kind: 'ConfigMap', name, data })))
+    .digest('hex');
   const swap: Record<string, string> = { '0': 'g', '1': 'h', '3': 'k', a: 'm', e: 't' };
   return [...hex.slice(0, 10)].map((c) => swap[c] ?? c).join('');
 }
@@ -88,7 +98,12 @@ export function kustomizeBuild(dir: string): KObject[] {
     for (const lit of g.literals ?? []) Object.assign(data, parseEnvFile(lit));
     const name = `${g.name}-${configMapHash(g.name, data)}`;
     renamed.set(g.name, name);
-    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(g.options?.labels ? { labels: { ...g.options.labels } } : {}) }, data });
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, ...(g.options?.labels ? { labels: { ...g.options.labels } } : {}) },
+      data,
+    });
   }
 
   const rename = (ref: { name?: string } | undefined) => {

@@ -5,7 +5,19 @@
  */
 
 const PROMQL_WORDS = new Set([
-  'and', 'or', 'unless', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'inf', 'nan',
+  'and',
+  'or',
+  'unless',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
 ]);
 
 /**

@@ -67,7 +67,20 @@ class Server implements RedisServer {
 
   async start(): Promise<void> {
     if (this.proc?.running()) throw new Error(`redis-server on port ${this.port} is already running`);
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', tmpdir()];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      '--dir',
+      tmpdir(),
+    ];
     this.proc = await spawnService({
       name: 'redis-server',
       bin: BINARY,

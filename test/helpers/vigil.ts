@@ -50,7 +50,12 @@ export async function startTestVigil(
 }
 
 /** Poll `fn` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 15_000, everyMs = 100): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

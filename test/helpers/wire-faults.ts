@@ -19,7 +19,12 @@ const OP_MSG = 2013;
 const HEADER = 16;
 
 /** What the server would say when `w: majority` timed out: the write stands on the primary only. */
-export const WTIMEOUT = { code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out', errInfo: { wtimeout: true } };
+export const WTIMEOUT = {
+  code: 64,
+  codeName: 'WriteConcernFailed',
+  errmsg: 'waiting for replication timed out',
+  errInfo: { wtimeout: true },
+};
 
 export type FaultAction =
   /** forward; the reply gains `writeConcernError` (applied, unconfirmed) */
@@ -120,43 +125,58 @@ export async function startFaultProxy(targetUri: string): Promise<FaultProxy> {
       }
     };
 
-    client.on('data', guarded((chunk) => {
-      fromClient.data = Buffer.concat([fromClient.data, chunk]);
-      for (const f of frames(fromClient)) {
-        const action = f.body ? take(f.body) : undefined;
-        if (!action) {
-          upstream.write(f.raw);
-          continue;
-        }
-        switch (action.kind) {
-          case 'unconfirmed':
-            onReply.set(f.requestId, (body) => client.write(reply(f.requestId, { ...body, writeConcernError: WTIMEOUT })));
+    client.on(
+      'data',
+      guarded((chunk) => {
+        fromClient.data = Buffer.concat([fromClient.data, chunk]);
+        for (const f of frames(fromClient)) {
+          const action = f.body ? take(f.body) : undefined;
+          if (!action) {
             upstream.write(f.raw);
-            break;
-          case 'unconfirmed-not-applied':
-            client.write(reply(f.requestId, { ok: 1, n: 0, nModified: 0, lastErrorObject: { n: 0, updatedExisting: false }, value: null, writeConcernError: WTIMEOUT }));
-            break;
-          case 'error':
-            client.write(reply(f.requestId, { ok: 0, ...action.error }));
-            break;
-          case 'hangup':
-            onReply.set(f.requestId, () => close());
-            upstream.write(f.raw);
-            break;
+            continue;
+          }
+          switch (action.kind) {
+            case 'unconfirmed':
+              onReply.set(f.requestId, (body) => client.write(reply(f.requestId, { ...body, writeConcernError: WTIMEOUT })));
+              upstream.write(f.raw);
+              break;
+            case 'unconfirmed-not-applied':
+              client.write(
+                reply(f.requestId, {
+                  ok: 1,
+                  n: 0,
+                  nModified: 0,
+                  lastErrorObject: { n: 0, updatedExisting: false },
+                  value: null,
+                  writeConcernError: WTIMEOUT,
+                }),
+              );
+              break;
+            case 'error':
+              client.write(reply(f.requestId, { ok: 0, ...action.error }));
+              break;
+            case 'hangup':
+              onReply.set(f.requestId, () => close());
+              upstream.write(f.raw);
+              break;
+          }
         }
-      }
-    }));
+      }),
+    );
 
-    upstream.on('data', guarded((chunk) => {
-      fromServer.data = Buffer.concat([fromServer.data, chunk]);
-      for (const f of frames(fromServer)) {
-        const responseTo = f.raw.readInt32LE(8);
-        const handle = onReply.get(responseTo);
-        onReply.delete(responseTo);
-        if (handle && f.body) handle(f.body, f.raw);
-        else client.write(f.raw);
-      }
-    }));
+    upstream.on(
+      'data',
+      guarded((chunk) => {
+        fromServer.data = Buffer.concat([fromServer.data, chunk]);
+        for (const f of frames(fromServer)) {
+          const responseTo = f.raw.readInt32LE(8);
+          const handle = onReply.get(responseTo);
+          onReply.delete(responseTo);
+          if (handle && f.body) handle(f.body, f.raw);
+          else client.write(f.raw);
+        }
+      }),
+    );
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -65,7 +65,9 @@ class ScriptedCarrier implements Carrier {
   }
 
   private result(key: string, step: Exclude<Step, 'hold'>): AttemptResult {
-    return step === 'ok' ? { ok: true, carrier: this.name, providerMessageId: `pm:${key}:${this.calls.length}` } : { ok: false, carrier: this.name, ...step };
+    return step === 'ok'
+      ? { ok: true, carrier: this.name, providerMessageId: `pm:${key}:${this.calls.length}` }
+      : { ok: false, carrier: this.name, ...step };
   }
 }
 
@@ -106,10 +108,24 @@ async function world(opts: { escalatorStore?: (s: Store) => Store } = {}) {
   const service = (s: Store) => new TimerService(s, publisher, limits, metrics, smsBudget);
   const timers = service(store);
   const escalator = new Escalator(opts.escalatorStore?.(store) ?? store, publisher, metrics, log, smsBudget);
-  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, { lockName: 'allclear', lockTtlMs: 10_000, batchSize: 100, concurrency: 4, maxEscalationAttempts: 3 });
+  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, {
+    lockName: 'allclear',
+    lockTtlMs: 10_000,
+    batchSize: 100,
+    concurrency: 4,
+    maxEscalationAttempts: 3,
+  });
   const carrier = new ScriptedCarrier();
   // backoff: exactly half the ceiling (1 s) after the first attempt
-  const dispatcher = new Dispatcher(store, carrier, publisher, metrics, log, { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 1000, capMs: 1000 } }, () => 0.5);
+  const dispatcher = new Dispatcher(
+    store,
+    carrier,
+    publisher,
+    metrics,
+    log,
+    { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 1000, capMs: 1000 } },
+    () => 0.5,
+  );
   let people = 0;
 
   return {
@@ -141,8 +157,17 @@ async function world(opts: { escalatorStore?: (s: Store) => Store } = {}) {
       t += 61_000;
       expect((await sweeper.sweep()).escalated).toBe(1);
       const incident = (await store.incidentForTimer(timer.id))!;
-      const deliveries = async (kind?: Delivery['kind']) => (await store.deliveriesFor([incident.id])).filter((d) => !kind || d.kind === kind);
-      return { userId, caller, phones, timerId: timer.id, incidentId: incident.id, deliveries, byPhone: async (p: string) => (await deliveries()).filter((d) => d.phone === p) };
+      const deliveries = async (kind?: Delivery['kind']) =>
+        (await store.deliveriesFor([incident.id])).filter((d) => !kind || d.kind === kind);
+      return {
+        userId,
+        caller,
+        phones,
+        timerId: timer.id,
+        incidentId: incident.id,
+        deliveries,
+        byPhone: async (p: string) => (await deliveries()).filter((d) => d.phone === p),
+      };
     },
   };
 }
@@ -177,7 +202,9 @@ describe('invariant 4: the all-clear of a false alarm is never lost between two 
     const again = await timers.checkIn(p.caller, p.timerId);
     expect(again.incident?.status).toBe('false_alarm');
     expect((await p.deliveries('all_clear')).map((d) => d.phone).sort()).toEqual([...p.phones].sort());
-    expect(w.events.filter((e) => e.name === 'incident.updated').map((e) => e.eventId)).toEqual([`incident.updated:${p.incidentId}:false_alarm`]);
+    expect(w.events.filter((e) => e.name === 'incident.updated').map((e) => e.eventId)).toEqual([
+      `incident.updated:${p.incidentId}:false_alarm`,
+    ]);
     expect(await w.store.getIncident(p.incidentId)).toMatchObject({ allClear: 'done' });
     expect(await w.store.pendingAllClears(10)).toEqual([]);
 
@@ -215,7 +242,9 @@ describe('invariant 5: after "I\'m safe" no SOS reaches a contact after the all-
     const r = await w.service(w.store).checkIn(p.caller, p.timerId);
     expect(r.incident?.status).toBe('false_alarm');
     expect(await p.byPhone(phone)).toMatchObject([{ kind: 'sos', status: 'superseded', attempts: 1 }]);
-    expect(w.events.some((e) => e.name === 'delivery.updated' && (e.payload.delivery as { status: string }).status === 'superseded')).toBe(true);
+    expect(w.events.some((e) => e.name === 'delivery.updated' && (e.payload.delivery as { status: string }).status === 'superseded')).toBe(
+      true,
+    );
 
     w.advance(60_000); // long past the backoff
     expect(await w.round()).toBe(0);
@@ -331,7 +360,12 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
       // the third failure dead-letters it, and one more try opens the incident for moderators
       expect(opens).toBe(i === 3 ? 4 : i);
     }
-    expect(await w.store.getTimer(timer.id)).toMatchObject({ status: 'expired', escalation: 'failed', escalationAttempts: 3, escalationError: 'injected: incidents cannot be written' });
+    expect(await w.store.getTimer(timer.id)).toMatchObject({
+      status: 'expired',
+      escalation: 'failed',
+      escalationAttempts: 3,
+      escalationError: 'injected: incidents cannot be written',
+    });
     for (let i = 0; i < 3; i++) expect((await w.sweeper.sweep()).failed).toBe(0);
     expect(opens).toBe(4);
     expect(w.lines.filter((l) => l.includes('the incident could not be opened either'))).toHaveLength(1);
@@ -361,7 +395,9 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
     expect(await w.store.getTimer(timer.id)).toMatchObject({ escalation: 'failed', escalationAttempts: 3 });
     const incident = await w.store.incidentForTimer(timer.id);
     expect(incident).toMatchObject({ status: 'active', userId });
-    expect(w.events.filter((e) => e.name === 'sos.triggered').map((e) => ({ id: e.eventId, admins: e.toAdmins }))).toEqual([{ id: `sos.triggered:${incident!.id}`, admins: true }]);
+    expect(w.events.filter((e) => e.name === 'sos.triggered').map((e) => ({ id: e.eventId, admins: e.toAdmins }))).toEqual([
+      { id: `sos.triggered:${incident!.id}`, admins: true },
+    ]);
     expect(w.lines.find((l) => l.includes('escalation failed too many times: dead-lettered'))).toContain(incident!.id);
   });
 
@@ -377,7 +413,16 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
 
       const r = await v.api(v.token('mod', { admin: true }), 'GET', '/v1/admin/escalations/failed');
       expect(r.status).toBe(200);
-      expect(r.body.timers).toMatchObject([{ id: armed.body.timer.id, userId: 'dl-api', status: 'expired', escalation: 'failed', escalationAttempts: 1, escalationError: 'boom' }]);
+      expect(r.body.timers).toMatchObject([
+        {
+          id: armed.body.timer.id,
+          userId: 'dl-api',
+          status: 'expired',
+          escalation: 'failed',
+          escalationAttempts: 1,
+          escalationError: 'boom',
+        },
+      ]);
       expect((await v.api(tok, 'GET', '/v1/admin/escalations/failed')).status).toBe(403);
       expect((await v.api(tok, 'POST', `/v1/admin/escalations/${armed.body.timer.id as string}/retry`)).status).toBe(403);
 

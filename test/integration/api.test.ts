@@ -59,10 +59,20 @@ describe('auth and errors', () => {
 describe('timers', () => {
   it('arms a timer (201) with the fields of the contract', async () => {
     const u = user();
-    const r = await v.api(v.token(u), 'POST', '/v1/timers', { durationSeconds: 600, locationName: 'Blue Bottle', location: { lat: 12.9716, lng: 77.5946 } });
+    const r = await v.api(v.token(u), 'POST', '/v1/timers', {
+      durationSeconds: 600,
+      locationName: 'Blue Bottle',
+      location: { lat: 12.9716, lng: 77.5946 },
+    });
     expect(r.status).toBe(201);
     const t = r.body.timer;
-    expect(t).toMatchObject({ userId: u, status: 'active', locationName: 'Blue Bottle', location: { lat: 12.9716, lng: 77.5946 }, extensions: 0 });
+    expect(t).toMatchObject({
+      userId: u,
+      status: 'active',
+      locationName: 'Blue Bottle',
+      location: { lat: 12.9716, lng: 77.5946 },
+      extensions: 0,
+    });
     expect(Date.parse(t.expiresAt) - Date.parse(t.startedAt)).toBe(600_000);
     expect((await v.api(v.token(u), 'GET', `/v1/timers/${t.id}`)).body.timer).toEqual(t);
   });
@@ -244,7 +254,10 @@ describe('contacts', () => {
     expect(put.status).toBe(200);
     expect(put.body.contacts).toEqual([{ id: expect.stringMatching(/^c_/), name: 'Bob', phone: '+14155550123' }]);
     expect((await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Bob', phone: '4155550123' }] })).status).toBe(400);
-    const dup = [{ name: 'A', phone: '+14155550123' }, { name: 'B', phone: '+14155550123' }];
+    const dup = [
+      { name: 'A', phone: '+14155550123' },
+      { name: 'B', phone: '+14155550123' },
+    ];
     expect((await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: dup })).status).toBe(400);
     const six = Array.from({ length: 6 }, (_, i) => ({ name: `c${i}`, phone: `+1415555010${i}` }));
     expect((await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: six })).status).toBe(400);
@@ -257,8 +270,14 @@ describe('SOS end to end (embedded)', () => {
     const u = user();
     const tok = v.token(u, { name: 'Asha' });
     const mod = v.token('mod-1', { admin: true });
-    await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Bob', phone: '+14155550123' }, { name: 'Eve', phone: '+919812345678' }] });
-    const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 1, locationName: 'Cafe', location: { lat: 1, lng: 2 } })).body.timer;
+    await v.api(tok, 'PUT', '/v1/me/contacts', {
+      contacts: [
+        { name: 'Bob', phone: '+14155550123' },
+        { name: 'Eve', phone: '+919812345678' },
+      ],
+    });
+    const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 1, locationName: 'Cafe', location: { lat: 1, lng: 2 } })).body
+      .timer;
     const inc = await eventually(async () => {
       const r = await v.api(mod, 'GET', '/v1/admin/incidents');
       const found = r.body.incidents.find((i: { timerId: string }) => i.timerId === t.id);
@@ -275,13 +294,20 @@ describe('SOS end to end (embedded)', () => {
     const res = await v.api(mod, 'POST', `/v1/admin/incidents/${inc.id}/resolve`);
     expect(res.body.incident.status).toBe('resolved');
     expect((await v.api(mod, 'POST', `/v1/admin/incidents/${inc.id}/ack`)).status).toBe(409);
-    expect((await v.api(mod, 'GET', '/v1/admin/incidents?status=resolved')).body.incidents.map((i: { id: string }) => i.id)).toContain(inc.id);
+    expect((await v.api(mod, 'GET', '/v1/admin/incidents?status=resolved')).body.incidents.map((i: { id: string }) => i.id)).toContain(
+      inc.id,
+    );
   });
 
   it("I'm safe after the SOS: the timer stays expired, the incident is a false alarm, each contact gets an all-clear", async () => {
     const tok = v.token(user(), { name: 'Ravi' });
     const mod = v.token('mod-2', { admin: true });
-    await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Bob', phone: '+14155550123' }, { name: 'Eve', phone: '+919812345678' }] });
+    await v.api(tok, 'PUT', '/v1/me/contacts', {
+      contacts: [
+        { name: 'Bob', phone: '+14155550123' },
+        { name: 'Eve', phone: '+919812345678' },
+      ],
+    });
     const t = (await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer;
     await eventually(async () => (await v.api(tok, 'GET', `/v1/timers/${t.id}`)).body.timer.incidentId, 'escalation');
     const safe = await v.api(tok, 'POST', `/v1/timers/${t.id}/safe`);

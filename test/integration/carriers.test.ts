@@ -112,7 +112,12 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
 
   it('an answer slower than timeoutMs is a retryable timeout', async () => {
     tw.slow(1500);
-    expect(await twilioCarrier({ timeoutMs: 300 }).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
+    expect(await twilioCarrier({ timeoutMs: 300 }).send(sms('k'))).toEqual({
+      ok: false,
+      carrier: 'twilio',
+      retryable: true,
+      code: 'timeout',
+    });
     // the fake accepted it before answering late: an ambiguous timeout
     expect(tw.accepted).toHaveLength(1);
   });
@@ -172,7 +177,11 @@ describe('at most one message per delivery after an ambiguous failure (deliverie
     tw.slow(1500);
     expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, code: 'timeout' });
     tw.slow(0);
-    expect(await carrier.send(retryOf(sms('k'), 'timeout', since))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(await carrier.send(retryOf(sms('k'), 'timeout', since))).toEqual({
+      ok: true,
+      carrier: 'twilio',
+      providerMessageId: tw.accepted[0]?.sid,
+    });
     expect(tw.accepted).toHaveLength(1);
   });
 
@@ -205,12 +214,26 @@ describe('at most one message per delivery after an ambiguous failure (deliverie
     tw.loseAnswers(1);
     expect(await carrier.send(sms('k'))).toMatchObject({ ok: false, code: 'net_econnreset' });
     tw.failNext(1, 503);
-    expect(await carrier.send(retryOf(sms('k'), 'net_econnreset', since))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'lookup_http_503' });
+    expect(await carrier.send(retryOf(sms('k'), 'net_econnreset', since))).toEqual({
+      ok: false,
+      carrier: 'twilio',
+      retryable: true,
+      code: 'lookup_http_503',
+    });
     tw.failRatio(1, ['timeout']);
-    expect(await carrier.send(retryOf(sms('k'), 'lookup_http_503', since))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'lookup_timeout' });
+    expect(await carrier.send(retryOf(sms('k'), 'lookup_http_503', since))).toEqual({
+      ok: false,
+      carrier: 'twilio',
+      retryable: true,
+      code: 'lookup_timeout',
+    });
     tw.failRatio(0, []);
     expect(tw.requests).toHaveLength(1);
-    expect(await carrier.send(retryOf(sms('k'), 'lookup_timeout', since))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: tw.accepted[0]?.sid });
+    expect(await carrier.send(retryOf(sms('k'), 'lookup_timeout', since))).toEqual({
+      ok: true,
+      carrier: 'twilio',
+      providerMessageId: tw.accepted[0]?.sid,
+    });
     expect(tw.accepted).toHaveLength(1);
   });
 
@@ -237,7 +260,11 @@ describe('at most one message per delivery after an ambiguous failure (deliverie
     await carrier.send(sms('k', US, 'the SOS'));
     const target = tw.accepted[0]!;
     await Promise.all(Array.from({ length: 60 }, (_, i) => carrier.send(sms(`n${i}`, US, `later text ${i}`))));
-    expect(await carrier.send(retryOf(sms('k', US, 'the SOS'), 'net_econnreset', since))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: target.sid });
+    expect(await carrier.send(retryOf(sms('k', US, 'the SOS'), 'net_econnreset', since))).toEqual({
+      ok: true,
+      carrier: 'twilio',
+      providerMessageId: target.sid,
+    });
     expect(tw.lookups.map((l) => l.returned)).toEqual([50, 11]);
   });
 
@@ -246,12 +273,19 @@ describe('at most one message per delivery after an ambiguous failure (deliverie
     const since = new Date();
     tw.loseAnswers(1);
     await carrier.send(sms('k'));
-    expect(await carrier.send(retryOf(sms('k'), 'net_econnreset', since))).toMatchObject({ ok: true, providerMessageId: tw.accepted[0]?.sid });
+    expect(await carrier.send(retryOf(sms('k'), 'net_econnreset', since))).toMatchObject({
+      ok: true,
+      providerMessageId: tw.accepted[0]?.sid,
+    });
     expect(tw.lookups[0]?.query.From).toBeUndefined();
   });
 
   /** Ten deliveries driven like the dispatcher drives them (up to 6 attempts); `ambiguous` spoils each first attempt. */
-  async function duplicates(carrier: TwilioCarrier, ambiguous: { before: () => void; after: () => void }, lookup: boolean): Promise<{ perDelivery: number[]; sent: number }> {
+  async function duplicates(
+    carrier: TwilioCarrier,
+    ambiguous: { before: () => void; after: () => void },
+    lookup: boolean,
+  ): Promise<{ perDelivery: number[]; sent: number }> {
     const n = 10;
     const to = (i: number) => `+1415557${String(i).padStart(4, '0')}`;
     const text = (i: number) => sms(`d:${i}`, to(i), `SOS ${i}`);
@@ -275,7 +309,9 @@ describe('at most one message per delivery after an ambiguous failure (deliverie
     const lose = { before: () => tw.loseAnswers(1), after: () => {} };
     const without = await duplicates(twilioCarrier(), lose, false);
     const withLookup = await duplicates(twilioCarrier(), lose, true);
-    console.log(`answers lost after acceptance, 10 deliveries: duplicates without lookup ${dups(without)}, with lookup ${dups(withLookup)}`);
+    console.log(
+      `answers lost after acceptance, 10 deliveries: duplicates without lookup ${dups(without)}, with lookup ${dups(withLookup)}`,
+    );
     expect(without.sent).toBe(10);
     expect(withLookup.sent).toBe(10);
     expect(withLookup.perDelivery).toEqual(Array(10).fill(1));
@@ -286,7 +322,9 @@ describe('at most one message per delivery after an ambiguous failure (deliverie
     const late = { before: () => tw.slow(800), after: () => tw.slow(0) };
     const without = await duplicates(twilioCarrier({ timeoutMs: 250 }), late, false);
     const withLookup = await duplicates(twilioCarrier({ timeoutMs: 250 }), late, true);
-    console.log(`answers slower than the timeout, 10 deliveries: duplicates without lookup ${dups(without)}, with lookup ${dups(withLookup)}`);
+    console.log(
+      `answers slower than the timeout, 10 deliveries: duplicates without lookup ${dups(without)}, with lookup ${dups(withLookup)}`,
+    );
     expect(withLookup.sent).toBe(10);
     expect(dups(withLookup)).toBe(0);
     expect(dups(withLookup)).toBeLessThan(dups(without));
@@ -309,7 +347,12 @@ describe('Fast2SmsCarrier (fetch → fake Fast2SMS)', () => {
   });
 
   it('refuses other countries without a request, and malformed +91 numbers', async () => {
-    expect(await fast2sms().send(sms('k', US))).toEqual({ ok: false, carrier: 'fast2sms', retryable: false, code: 'fast2sms_unsupported_country' });
+    expect(await fast2sms().send(sms('k', US))).toEqual({
+      ok: false,
+      carrier: 'fast2sms',
+      retryable: false,
+      code: 'fast2sms_unsupported_country',
+    });
     expect(await fast2sms().send(sms('k', '+91123'))).toMatchObject({ retryable: false, code: 'fast2sms_invalid_number' });
     expect(f2.requests).toHaveLength(0);
   });

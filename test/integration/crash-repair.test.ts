@@ -24,7 +24,12 @@ async function armDueTimers(file: string, n: number): Promise<string[]> {
       { id: `c-${i}-a`, name: 'A', phone: '+14155550100' },
       { id: `c-${i}-b`, name: 'B', phone: '+14155550101' },
     ]);
-    const r = await store.armTimer({ id: `t-${i}`, userId, startedAt: new Date(now.getTime() - 120_000), expiresAt: new Date(now.getTime() - 1000) });
+    const r = await store.armTimer({
+      id: `t-${i}`,
+      userId,
+      startedAt: new Date(now.getTime() - 120_000),
+      expiresAt: new Date(now.getTime() - 1000),
+    });
     if (r.kind !== 'created') throw new Error(r.kind);
     ids.push(r.timer.id);
   }
@@ -91,10 +96,14 @@ describe('restart', () => {
       // the embedded JWT secret was kept in DATA_DIR: the token minted before the restart still works
       const got = await second.api(tok, 'GET', `/v1/timers/${t.id}`);
       expect(got.status).toBe(200);
-      const timer = await eventually(async () => {
-        const r = await second.api(tok, 'GET', `/v1/timers/${t.id}`);
-        return r.body.timer.incidentId ? r.body.timer : undefined;
-      }, 'escalation after restart', 5000);
+      const timer = await eventually(
+        async () => {
+          const r = await second.api(tok, 'GET', `/v1/timers/${t.id}`);
+          return r.body.timer.incidentId ? r.body.timer : undefined;
+        },
+        'escalation after restart',
+        5000,
+      );
       expect(timer.status).toBe('expired');
     } finally {
       await second.stop();
@@ -127,16 +136,23 @@ describe.each(['before-all-clear', 'before-supersede', 'before-done'])('"I\'m sa
       expect(claimed).toHaveLength(3);
       for (const d of claimed) {
         const refused = d.phone === phones[2];
-        await store.recordAttempt(d.key, d.attempts, refused
-          ? { status: 'pending', carrier: 'console', error: 'http_503', nextAttemptAt: new Date(Date.now() + 3_600_000) }
-          : { status: 'sent', carrier: 'console', providerMessageId: `pm-${d.key}` });
+        await store.recordAttempt(
+          d.key,
+          d.attempts,
+          refused
+            ? { status: 'pending', carrier: 'console', error: 'http_503', nextAttemptAt: new Date(Date.now() + 3_600_000) }
+            : { status: 'sent', carrier: 'console', providerMessageId: `pm-${d.key}` },
+        );
       }
     } finally {
       await first.stop({ keepData: true });
     }
     try {
       const file = join(dir, 'vigil.db');
-      const r = spawnSync(process.execPath, ['--import', 'tsx', allClearFixture, file, timerId, 'crash-safe', point], { encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', allClearFixture, file, timerId, 'crash-safe', point], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       expect(r.signal).toBe('SIGKILL');
       expect(r.stdout).not.toContain('check-in finished');
 
@@ -157,7 +173,12 @@ describe.each(['before-all-clear', 'before-supersede', 'before-done'])('"I\'m sa
           return clears.length === 2 && clears.every((d) => d.status === 'sent') ? all : undefined;
         }, 'two all-clears sent');
         expect(ds.find((d) => d.kind === 'sos' && d.phone === phones[2])).toMatchObject({ status: 'superseded' });
-        expect(ds.filter((d) => d.kind === 'all_clear').map((d) => d.phone).sort()).toEqual([phones[0], phones[1]]);
+        expect(
+          ds
+            .filter((d) => d.kind === 'all_clear')
+            .map((d) => d.phone)
+            .sort(),
+        ).toEqual([phones[0], phones[1]]);
         // nothing but the two all-clears went out after the restart: no SOS, no duplicate
         expect(carrier.outbox.map((m) => m.to).sort()).toEqual([phones[0], phones[1]]);
         expect(carrier.outbox.every((m) => m.idempotencyKey.endsWith(':all_clear'))).toBe(true);

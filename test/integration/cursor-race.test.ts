@@ -49,7 +49,9 @@ async function world(opts: { clock?: () => number } = {}) {
 
 /** A child process running the fixture; `line(prefix)` waits for its next line starting so. */
 function child(args: string[]) {
-  const p: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', fixture, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const p: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', fixture, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   cleanups.push(() => void (p.exitCode === null && p.kill('SIGKILL')));
   const lines: string[] = [];
   const waiting: (() => void)[] = [];

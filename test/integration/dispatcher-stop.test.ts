@@ -39,7 +39,12 @@ const settings = { maxInFlight: 10, leaseMs: 30_000, retry: { maxAttempts: 3, ba
 /** An incident with `n` pending deliveries, due now. */
 async function seedDeliveries(store: Store, n: number): Promise<string[]> {
   const now = await store.now();
-  const armed = await store.armTimer({ id: 'tm-1', userId: 'u-1', startedAt: new Date(now.getTime() - 60_000), expiresAt: new Date(now.getTime() - 1) });
+  const armed = await store.armTimer({
+    id: 'tm-1',
+    userId: 'u-1',
+    startedAt: new Date(now.getTime() - 60_000),
+    expiresAt: new Date(now.getTime() - 1),
+  });
   if (armed.kind !== 'created') throw new Error(armed.kind);
   const [timer] = await store.claimDueTimers(1, 1);
   const { incident } = await store.openIncident(timer!, 1, 'inc-1');
@@ -72,7 +77,14 @@ describe('dispatcher stop', () => {
     const claiming = gate();
     const carrier = new RecordingCarrier();
     const metrics = createMetrics({ replica: 't', collectDefault: false });
-    const dispatcher = new Dispatcher(hookedStore(store, { claimDeliveries: claiming.wait }), carrier, { publish() {} }, metrics, log, settings);
+    const dispatcher = new Dispatcher(
+      hookedStore(store, { claimDeliveries: claiming.wait }),
+      carrier,
+      { publish() {} },
+      metrics,
+      log,
+      settings,
+    );
 
     const tick = dispatcher.tick();
     await claiming.reached;

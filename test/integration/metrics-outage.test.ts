@@ -19,7 +19,12 @@ describe('metrics through a store outage', () => {
       const store = v.vigil.store;
       const now = await store.now();
       for (const user of ['u1', 'u2']) {
-        const r = await store.armTimer({ id: `t-${user}`, userId: user, startedAt: new Date(now.getTime() - 60_000), expiresAt: new Date(now.getTime() - 1) });
+        const r = await store.armTimer({
+          id: `t-${user}`,
+          userId: user,
+          startedAt: new Date(now.getTime() - 60_000),
+          expiresAt: new Date(now.getTime() - 1),
+        });
         expect(r.kind).toBe('created');
       }
       await store.claimDueTimers(10, 1); // two escalations pending
@@ -36,7 +41,14 @@ describe('metrics through a store outage', () => {
       const page = await down.text();
       expect(sample(page, 'vigil_store_up')).toBe(0);
       expect(sample(page, 'vigil_escalations_pending')).toBe(2); // last good value, not a gap
-      for (const name of ['vigil_loop_errors_total', 'vigil_lock_acquisitions_total', 'vigil_lock_unavailable', 'vigil_lock_holder', 'vigil_sweeps_total', 'vigil_process_cpu_user_seconds_total']) {
+      for (const name of [
+        'vigil_loop_errors_total',
+        'vigil_lock_acquisitions_total',
+        'vigil_lock_unavailable',
+        'vigil_lock_holder',
+        'vigil_sweeps_total',
+        'vigil_process_cpu_user_seconds_total',
+      ]) {
         expect(sample(page, name), name).toBeTypeOf('number');
       }
     } finally {
@@ -47,7 +59,14 @@ describe('metrics through a store outage', () => {
   it('a store that does not answer makes the scrape report vigil_store_up 0 after the timeout instead of hanging', async () => {
     const metrics = createMetrics({ replica: 't', collectDefault: false, storeTimeoutMs: 100 });
     const hang = () => new Promise<never>(() => {});
-    metrics.observeStore({ overdue: hang, countPendingEscalations: hang, failedEscalations: hang, stateCounts: hang, deliveryBacklog: hang, now: hang });
+    metrics.observeStore({
+      overdue: hang,
+      countPendingEscalations: hang,
+      failedEscalations: hang,
+      stateCounts: hang,
+      deliveryBacklog: hang,
+      now: hang,
+    });
     const page = await metrics.registry.metrics(); // would hang (test timeout) without the bound
     expect(sample(page, 'vigil_store_up')).toBe(0);
     expect(sample(page, 'vigil_loop_errors_total')).toBe(0);

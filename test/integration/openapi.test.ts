@@ -46,7 +46,8 @@ function mountPaths(layer: LayerLike): string[] {
   const raw = layer.rawPath ?? '/';
   const list = Array.isArray(raw) ? raw : [raw];
   return list.map((p) => {
-    if (typeof p !== 'string') throw new Error(`a route is mounted on a non-string path (${String(p)}); describe it by hand and teach this test`);
+    if (typeof p !== 'string')
+      throw new Error(`a route is mounted on a non-string path (${String(p)}); describe it by hand and teach this test`);
     return p;
   });
 }
@@ -57,7 +58,9 @@ function registeredRoutes(stack: LayerLike[], prefix = ''): string[] {
   for (const layer of stack) {
     if (layer.route) {
       for (const p of mountPaths(layer)) {
-        const methods = Object.entries(layer.route.methods).filter(([, on]) => on === true).map(([m]) => (m === '_all' ? 'ALL' : m.toUpperCase()));
+        const methods = Object.entries(layer.route.methods)
+          .filter(([, on]) => on === true)
+          .map(([m]) => (m === '_all' ? 'ALL' : m.toUpperCase()));
         for (const m of methods) out.push(`${m} ${toOpenApiPath(join2(prefix, p))}`);
       }
     } else if (layer.handle && Array.isArray(layer.handle.stack)) {
@@ -171,7 +174,8 @@ describe('OpenAPI document against the running service', () => {
       const req = send(method, path).set('Authorization', `Bearer ${adminToken}`).set('X-Twilio-Signature', 'openapi-probe');
       const res = await (method === 'get' ? req : req.send({}));
       const body: unknown = res.body;
-      const code = typeof body === 'object' && body !== null && 'error' in body ? (body as { error?: { code?: unknown } }).error?.code : undefined;
+      const code =
+        typeof body === 'object' && body !== null && 'error' in body ? (body as { error?: { code?: unknown } }).error?.code : undefined;
       if (res.status === 404 && code === 'route_not_found') missing.push(`${method.toUpperCase()} ${path}`);
     }
     expect(missing, 'described in src/http/openapi.ts but not mounted (answers route_not_found)').toEqual([]);
@@ -240,7 +244,8 @@ function sample(node: unknown, edge: 'min' | 'max', seed = 0): unknown {
       return true;
     case 'string': {
       if (s.format === 'date-time') return new Date().toISOString();
-      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test('a')) throw new Error(`string pattern ${s.pattern} needs examples in the schema`);
+      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test('a'))
+        throw new Error(`string pattern ${s.pattern} needs examples in the schema`);
       const length = edge === 'min' ? Math.max(1, num(s, 'minLength') ?? 1) : (num(s, 'maxLength') ?? 8);
       return 'a'.repeat(length);
     }
@@ -260,7 +265,8 @@ function violations(node: unknown, value: unknown, label = '$'): Violation[] {
   switch (s.type) {
     case 'object': {
       if (!isSchema(value)) throw new Error(`${label}: sample is not an object`);
-      if (s.additionalProperties === false) out.push({ label: `${label} with an undocumented field`, value: { ...value, openapiProbe: 1 } });
+      if (s.additionalProperties === false)
+        out.push({ label: `${label} with an undocumented field`, value: { ...value, openapiProbe: 1 } });
       for (const k of strings(s.required)) {
         const { [k]: _dropped, ...rest } = value;
         out.push({ label: `${label}.${k} missing`, value: rest });
@@ -273,7 +279,11 @@ function violations(node: unknown, value: unknown, label = '$'): Violation[] {
     case 'array': {
       if (!Array.isArray(value)) throw new Error(`${label}: sample is not an array`);
       const max = num(s, 'maxItems');
-      if (max !== undefined) out.push({ label: `${label} with ${max + 1} items`, value: Array.from({ length: max + 1 }, (_, i) => sample(s.items, 'min', i + 1)) });
+      if (max !== undefined)
+        out.push({
+          label: `${label} with ${max + 1} items`,
+          value: Array.from({ length: max + 1 }, (_, i) => sample(s.items, 'min', i + 1)),
+        });
       for (const inner of violations(s.items, value[0], `${label}[0]`)) out.push({ ...inner, value: [inner.value, ...value.slice(1)] });
       break;
     }
@@ -293,7 +303,8 @@ function violations(node: unknown, value: unknown, label = '$'): Violation[] {
       const max = num(s, 'maxLength');
       if (min !== undefined && min > 0) out.push({ label: `${label} shorter than ${min}`, value: 'a'.repeat(min - 1) });
       if (max !== undefined) out.push({ label: `${label} longer than ${max}`, value: 'a'.repeat(max + 1) });
-      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(NOT_A_PATTERN_MATCH)) out.push({ label: `${label} not matching ${s.pattern}`, value: NOT_A_PATTERN_MATCH });
+      if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(NOT_A_PATTERN_MATCH))
+        out.push({ label: `${label} not matching ${s.pattern}`, value: NOT_A_PATTERN_MATCH });
       if (s.format === 'date-time') out.push({ label: `${label} not a date-time`, value: 'yesterday' });
       out.push({ label: `${label} as a number`, value: 7 });
       break;
@@ -326,7 +337,8 @@ function mismatches(node: unknown, value: unknown, at = '$'): string[] {
     if (names && isSchema(value)) for (const k of Object.keys(value)) if (!names.has(k)) out.push(`${at}.${k} is not documented`);
     return out;
   }
-  if (Array.isArray(s.oneOf)) return s.oneOf.some((alt) => mismatches(alt, value, at).length === 0) ? [] : [`${at} matches no oneOf branch`];
+  if (Array.isArray(s.oneOf))
+    return s.oneOf.some((alt) => mismatches(alt, value, at).length === 0) ? [] : [`${at} matches no oneOf branch`];
   const listed: unknown[] = Array.isArray(s.enum) ? s.enum : [];
   if (listed.length > 0 && !listed.includes(value)) out.push(`${at}=${JSON.stringify(value)} not in ${JSON.stringify(listed)}`);
   if ('const' in s && s.const !== value) out.push(`${at} is not ${JSON.stringify(s.const)}`);
@@ -348,12 +360,14 @@ function mismatches(node: unknown, value: unknown, at = '$'): string[] {
       break;
     case 'integer':
     case 'number':
-      if (typeof value !== 'number' || (s.type === 'integer' && !Number.isInteger(value))) return [...out, `${at}=${JSON.stringify(value)} is not an ${String(s.type)}`];
+      if (typeof value !== 'number' || (s.type === 'integer' && !Number.isInteger(value)))
+        return [...out, `${at}=${JSON.stringify(value)} is not an ${String(s.type)}`];
       if (value < (num(s, 'minimum') ?? -Infinity) || value > (num(s, 'maximum') ?? Infinity)) out.push(`${at}=${value} out of bounds`);
       break;
     case 'string':
       if (typeof value !== 'string') return [...out, `${at}=${JSON.stringify(value)} is not a string`];
-      if (value.length > (num(s, 'maxLength') ?? Infinity) || value.length < (num(s, 'minLength') ?? 0)) out.push(`${at} has a length out of bounds`);
+      if (value.length > (num(s, 'maxLength') ?? Infinity) || value.length < (num(s, 'minLength') ?? 0))
+        out.push(`${at} has a length out of bounds`);
       if (typeof s.pattern === 'string' && !new RegExp(s.pattern).test(value)) out.push(`${at}=${value} does not match ${s.pattern}`);
       if (s.format === 'date-time' && Number.isNaN(Date.parse(value))) out.push(`${at}=${value} is not a date-time`);
       break;
@@ -386,11 +400,15 @@ const params = (op: Operation) => ((op.parameters ?? []) as unknown[]).map((p) =
  * armed by a fresh user, so a valid request succeeds.
  */
 async function target(path: string): Promise<{ url: string; token: string; strict2xx: boolean }> {
-  if (path.startsWith('/v1/admin')) return { url: concrete(path), token: adminToken, strict2xx: !path.includes('{') || path.includes('/users/') };
+  if (path.startsWith('/v1/admin'))
+    return { url: concrete(path), token: adminToken, strict2xx: !path.includes('{') || path.includes('/users/') };
   const token = freshUser();
   if (!path.includes('{id}')) return { url: path, token, strict2xx: true };
   const minSeconds = vigil?.config.limits.minSeconds ?? 0;
-  const armed = await request(vigil?.url ?? '').post('/v1/timers').set('Authorization', `Bearer ${token}`).send({ durationSeconds: minSeconds });
+  const armed = await request(vigil?.url ?? '')
+    .post('/v1/timers')
+    .set('Authorization', `Bearer ${token}`)
+    .send({ durationSeconds: minSeconds });
   expect(armed.status).toBe(201);
   const id = isSchema(armed.body) && isSchema(armed.body.timer) ? armed.body.timer.id : undefined;
   if (typeof id !== 'string') throw new Error('arming answered no timer id');
@@ -399,7 +417,16 @@ async function target(path: string): Promise<{ url: string; token: string; stric
 
 function call(method: (typeof HTTP_METHODS)[number], url: string, token: string) {
   const agent = request(vigil?.url ?? '');
-  const req = method === 'get' ? agent.get(url) : method === 'put' ? agent.put(url) : method === 'post' ? agent.post(url) : method === 'patch' ? agent.patch(url) : agent.delete(url);
+  const req =
+    method === 'get'
+      ? agent.get(url)
+      : method === 'put'
+        ? agent.put(url)
+        : method === 'post'
+          ? agent.post(url)
+          : method === 'patch'
+            ? agent.patch(url)
+            : agent.delete(url);
   return req.set('Authorization', `Bearer ${token}`);
 }
 
@@ -424,10 +451,23 @@ describe('documented request bounds are the ones the service enforces, and answe
         const res = await call(method, t.url, t.token).send(body as object);
         const fine = t.strict2xx ? res.status >= 200 && res.status < 300 : res.status !== 400 && res.status !== 422;
         wrong.push(...answerProblems(`${method.toUpperCase()} ${path}`, op, res));
-        if (!fine) wrong.push(`${method.toUpperCase()} ${path} ${JSON.stringify(body).slice(0, 120)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (!fine)
+          wrong.push(
+            `${method.toUpperCase()} ${path} ${JSON.stringify(body).slice(0, 120)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
+          );
       }
     }
-    expect(probed).toEqual(expect.arrayContaining(['armTimer', 'extendTimer', 'checkIn', 'cancelTimer', 'replaceContacts', 'acknowledgeIncident', 'resolveIncident']));
+    expect(probed).toEqual(
+      expect.arrayContaining([
+        'armTimer',
+        'extendTimer',
+        'checkIn',
+        'cancelTimer',
+        'replaceContacts',
+        'acknowledgeIncident',
+        'resolveIncident',
+      ]),
+    );
     expect(wrong).toEqual([]);
   });
 
@@ -442,11 +482,19 @@ describe('documented request bounds are the ones the service enforces, and answe
         labels.push(`${path} ${v.label}`);
         const res = await call(method, t.url, t.token).send(JSON.stringify(v.value)).set('Content-Type', 'application/json');
         wrong.push(...answerProblems(`${method.toUpperCase()} ${path} ${v.label}`, op, res));
-        if (res.status !== 400 || errorCode(res.body) !== (v.code ?? 'validation_failed')) wrong.push(`${method.toUpperCase()} ${path}: ${v.label} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+        if (res.status !== 400 || errorCode(res.body) !== (v.code ?? 'validation_failed'))
+          wrong.push(`${method.toUpperCase()} ${path}: ${v.label} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
       }
     }
     // the bounds this test exists for must be among the probes
-    expect(labels).toEqual(expect.arrayContaining(['/v1/timers $.durationSeconds = 44 (minimum 45)', '/v1/timers $.durationSeconds = 7201 (maximum 7200)', '/v1/timers $.locationName longer than 120', `/v1/me/contacts $.contacts with ${MAX_CONTACTS + 1} items`]));
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        '/v1/timers $.durationSeconds = 44 (minimum 45)',
+        '/v1/timers $.durationSeconds = 7201 (maximum 7200)',
+        '/v1/timers $.locationName longer than 120',
+        `/v1/me/contacts $.contacts with ${MAX_CONTACTS + 1} items`,
+      ]),
+    );
     expect(wrong).toEqual([]);
   });
 
@@ -458,9 +506,14 @@ describe('documented request bounds are the ones the service enforces, and answe
       for (const p of params(op)) {
         const name = String(p.name);
         if (p.in === 'header' && name === 'X-Twilio-Signature') continue; // the receipts route authenticates it, it has no bounds
-        const values = (p.in === 'query' || p.in === 'header' ? [sample(p.schema, 'min'), sample(p.schema, 'max')] : []).map((value) => ({ value, ok: true }));
+        const values = (p.in === 'query' || p.in === 'header' ? [sample(p.schema, 'min'), sample(p.schema, 'max')] : []).map((value) => ({
+          value,
+          ok: true,
+        }));
         // parameters travel as text, so type violations are not ones; an empty path segment is another route
-        const bad = violations(p.schema, sample(p.schema, 'min')).filter((v) => !/as a (number|string)$/.test(v.label) && !(p.in === 'path' && v.label.endsWith('shorter than 1')));
+        const bad = violations(p.schema, sample(p.schema, 'min')).filter(
+          (v) => !/as a (number|string)$/.test(v.label) && !(p.in === 'path' && v.label.endsWith('shorter than 1')),
+        );
         for (const v of bad) values.push({ value: v.value, ok: false });
         if (p.in === 'path') values.push({ value: sample(p.schema, 'max'), ok: true });
         for (const { value, ok } of values) {
@@ -480,7 +533,10 @@ describe('documented request bounds are the ones the service enforces, and answe
           wrong.push(...answerProblems(`${method.toUpperCase()} ${path} ${p.in} ${name}`, op, res));
           const refused = res.status === 400 && errorCode(res.body) === 'validation_failed';
           const accepted = res.status !== 400;
-          if (ok ? !accepted : !refused) wrong.push(`${method.toUpperCase()} ${path} ${p.in} ${name}=${JSON.stringify(value).slice(0, 40)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+          if (ok ? !accepted : !refused)
+            wrong.push(
+              `${method.toUpperCase()} ${path} ${p.in} ${name}=${JSON.stringify(value).slice(0, 40)} answered ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`,
+            );
         }
       }
       if (method === 'get' && params(op).some((p) => p.in === 'query')) {

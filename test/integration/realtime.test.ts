@@ -51,15 +51,23 @@ describe('realtime', () => {
       await v.api(bob, 'POST', `/v1/timers/${tb.id}/extend`, { seconds: 60 });
       await v.api(bob, 'POST', `/v1/timers/${tb.id}/safe`);
 
-      await eventually(async () => m.named('delivery.updated').some((p) => (p.delivery as { status: string }).status === 'sent'), 'delivery event at the moderator');
+      await eventually(
+        async () => m.named('delivery.updated').some((p) => (p.delivery as { status: string }).status === 'sent'),
+        'delivery event at the moderator',
+      );
       await eventually(async () => a.named('delivery.updated').length >= 1, "delivery event at alice's socket");
 
       // alice: her own lifecycle, nothing of bob's
-      expect(a.events.map((e) => e.name)).toEqual(expect.arrayContaining(['timer.armed', 'timer.expired', 'sos.triggered', 'delivery.updated']));
-      const owners = (r: typeof a) =>
-        r.events.map((e) => (e.payload.timer ?? e.payload.incident ?? e.payload) as { userId?: string });
+      expect(a.events.map((e) => e.name)).toEqual(
+        expect.arrayContaining(['timer.armed', 'timer.expired', 'sos.triggered', 'delivery.updated']),
+      );
+      const owners = (r: typeof a) => r.events.map((e) => (e.payload.timer ?? e.payload.incident ?? e.payload) as { userId?: string });
       expect(a.events.every((e) => JSON.stringify(e.payload).includes(tb.id) === false)).toBe(true);
-      expect(owners(a).filter((o) => o.userId !== undefined).every((o) => o.userId === 'alice-rt')).toBe(true);
+      expect(
+        owners(a)
+          .filter((o) => o.userId !== undefined)
+          .every((o) => o.userId === 'alice-rt'),
+      ).toBe(true);
       // bob: armed, extended, safe — and nothing of alice's
       expect(b.events.map((e) => e.name).filter((n) => n !== 'ready')).toEqual(['timer.armed', 'timer.extended', 'timer.safe']);
       expect(b.events.every((e) => !JSON.stringify(e.payload).includes(ta.id))).toBe(true);

@@ -58,11 +58,27 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
   const smsBudget = new SmsBudget(store, caps, { log, metrics });
   const events: VigilEvent[] = [];
   const publisher = { publish: (e: VigilEvent) => void events.push(e) };
-  const timers = new TimerService(store, publisher, makeLimits({ minSeconds: 1, maxSeconds: 86_400, maxExtensions: 10, maxTotalSeconds: 172_800 }), metrics, smsBudget);
+  const timers = new TimerService(
+    store,
+    publisher,
+    makeLimits({ minSeconds: 1, maxSeconds: 86_400, maxExtensions: 10, maxTotalSeconds: 172_800 }),
+    metrics,
+    smsBudget,
+  );
   const escalator = new Escalator(store, publisher, metrics, log, smsBudget);
-  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, { lockName: 'caps', lockTtlMs: 10_000, batchSize: 100, concurrency: 4, maxEscalationAttempts: 5 });
+  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, {
+    lockName: 'caps',
+    lockTtlMs: 10_000,
+    batchSize: 100,
+    concurrency: 4,
+    maxEscalationAttempts: 5,
+  });
   const carrier = new TwilioCarrier({ accountSid: tw.accountSid, authToken: tw.authToken, from: FROM, baseUrl: tw.url, timeoutMs: 2000 });
-  const dispatcher = new Dispatcher(store, carrier, publisher, metrics, log, { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 20, capMs: 200 } });
+  const dispatcher = new Dispatcher(store, carrier, publisher, metrics, log, {
+    maxInFlight: 50,
+    leaseMs: 30_000,
+    retry: { maxAttempts: 3, baseMs: 20, capMs: 200 },
+  });
 
   let people = 0;
   return {
@@ -123,7 +139,16 @@ describe('per-incident cap (SOS + all-clear together)', () => {
     // five contacts, cap four: the SOS reaches the first four, in the person's order
     const five = await w.person(5);
     const a = await five.sos();
-    expect(sos(a.deliveries).map((d) => d.contactId).sort()).toEqual(five.contacts.slice(0, 4).map((c) => c.id).sort());
+    expect(
+      sos(a.deliveries)
+        .map((d) => d.contactId)
+        .sort(),
+    ).toEqual(
+      five.contacts
+        .slice(0, 4)
+        .map((c) => c.id)
+        .sort(),
+    );
     expect(sos(a.deliveries).every((d) => d.status === 'sent')).toBe(true);
     expect(await five.checkIn(a.timerId)).toHaveLength(0); // nothing left for the all-clear
     expect(five.received()).toHaveLength(4);
@@ -149,7 +174,13 @@ describe('per-incident cap (SOS + all-clear together)', () => {
     const a = await p.sos();
     expect(sos(a.deliveries)).toHaveLength(2);
     const timer = (await w.store.getTimer(a.timerId))!;
-    await new Escalator(w.store, { publish: () => {} }, w.metrics, createLogger({ level: 'silent' }), new SmsBudget(w.store, { maxPerIncident: 2, maxPerUserPerDay: 60 })).escalate(timer, 1);
+    await new Escalator(
+      w.store,
+      { publish: () => {} },
+      w.metrics,
+      createLogger({ level: 'silent' }),
+      new SmsBudget(w.store, { maxPerIncident: 2, maxPerUserPerDay: 60 }),
+    ).escalate(timer, 1);
     expect((await w.store.deliveriesFor([a.incidentId])).map((d) => d.key).sort()).toEqual(a.deliveries.map((d) => d.key).sort());
   });
 });
@@ -164,14 +195,25 @@ describe('per-person cap (rolling 24 h)', () => {
 
     w.advance(HOUR);
     const second = await p.sos(); // 3 used: 2 left → the first two contacts
-    expect(sos(second.deliveries).map((d) => d.contactId).sort()).toEqual(p.contacts.slice(0, 2).map((c) => c.id).sort());
+    expect(
+      sos(second.deliveries)
+        .map((d) => d.contactId)
+        .sort(),
+    ).toEqual(
+      p.contacts
+        .slice(0, 2)
+        .map((c) => c.id)
+        .sort(),
+    );
     // the all-clear answers an SOS that went out: not held by the day cap
     expect(await p.checkIn(second.timerId)).toHaveLength(2);
 
     w.advance(HOUR);
     const third = await p.sos(); // 7 used: nothing left
     expect(third.deliveries).toHaveLength(0);
-    expect(w.events.filter((e) => e.name === 'sos.triggered' && (e.payload.incident as { id: string }).id === third.incidentId)).toHaveLength(1);
+    expect(
+      w.events.filter((e) => e.name === 'sos.triggered' && (e.payload.incident as { id: string }).id === third.incidentId),
+    ).toHaveLength(1);
     expect((await w.store.getTimer(third.timerId))?.escalation).toBe('done');
 
     // a spam run of 1-minute timers changes nothing for the contacts
@@ -207,9 +249,19 @@ describe('per-person cap (rolling 24 h)', () => {
     await p.sos();
     w.advance(HOUR);
     await p.sos();
-    const warnings = w.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'SMS cap reached: deliveries over the cap were not created');
+    const warnings = w.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'SMS cap reached: deliveries over the cap were not created');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ level: 40, kind: 'sos', reason: 'per_day', created: 0, capped: 2, smsInLast24h: 2, maxPerUserPerDay: 1 });
+    expect(warnings[0]).toMatchObject({
+      level: 40,
+      kind: 'sos',
+      reason: 'per_day',
+      created: 0,
+      capped: 2,
+      smsInLast24h: 2,
+      maxPerUserPerDay: 1,
+    });
     const all = w.lines.join('\n');
     for (const phone of p.phones) expect(all).not.toContain(phone.slice(2));
     expect(all).not.toContain('did not check in');

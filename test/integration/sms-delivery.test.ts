@@ -15,7 +15,10 @@ let v: TestVigil;
 
 beforeAll(async () => {
   tw = await FakeTwilio.start();
-  v = await startTestVigil({ ...twilioEnv(tw), DELIVERY_MAX_ATTEMPTS: '3', DELIVERY_BACKOFF_BASE_MS: '20', DELIVERY_BACKOFF_CAP_MS: '200' }, { manualTicks: true });
+  v = await startTestVigil(
+    { ...twilioEnv(tw), DELIVERY_MAX_ATTEMPTS: '3', DELIVERY_BACKOFF_BASE_MS: '20', DELIVERY_BACKOFF_CAP_MS: '200' },
+    { manualTicks: true },
+  );
 });
 afterAll(async () => {
   await v?.stop();
@@ -96,11 +99,16 @@ describe('SOS deliveries through Twilio', () => {
       const phone = '+14155550199';
       const a = await armWithContacts(v, 'dana', [phone], { durationSeconds: 1 }, 'Dana');
       await expireAndSweep(v, a.expiresAt);
-      const inc = await eventually(async () => {
-        await dispatchRound(v);
-        const i = await incidentOf(v, a.timerId);
-        return i.deliveries[0]?.status === 'dead' ? i : undefined;
-      }, 'the delivery to be dead', 15_000, 50);
+      const inc = await eventually(
+        async () => {
+          await dispatchRound(v);
+          const i = await incidentOf(v, a.timerId);
+          return i.deliveries[0]?.status === 'dead' ? i : undefined;
+        },
+        'the delivery to be dead',
+        15_000,
+        50,
+      );
 
       expect(inc.deliveries[0]).toMatchObject({ status: 'dead', attempts: 3, lastError: 'http_503', carrier: 'twilio' });
       const attempts = tw.requests.filter((r) => r.to === phone);
@@ -115,11 +123,12 @@ describe('SOS deliveries through Twilio', () => {
       );
       expect(dead.delivery).toMatchObject({ key: inc.deliveries[0]!.key, status: 'dead', attempts: 3, lastError: 'http_503' });
       expect(JSON.stringify(dead)).not.toContain('5550199');
-      expect(mod.named('delivery.updated').filter((p) => (p.delivery as { key: string }).key === inc.deliveries[0]!.key).map((p) => (p.delivery as { status: string }).status)).toEqual([
-        'pending',
-        'pending',
-        'dead',
-      ]);
+      expect(
+        mod
+          .named('delivery.updated')
+          .filter((p) => (p.delivery as { key: string }).key === inc.deliveries[0]!.key)
+          .map((p) => (p.delivery as { status: string }).status),
+      ).toEqual(['pending', 'pending', 'dead']);
 
       const metrics = await (await fetch(`${v.url}/metrics`)).text();
       expect(metrics).toMatch(/^vigil_deliveries_total\{[^}]*carrier="twilio"[^}]*outcome="dead"[^}]*\} 1$/m);

@@ -9,7 +9,17 @@ import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
 import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
 import { seeded } from '../helpers/random.js';
-import { armWithContacts, dispatchRound, expireAndSweep, fast2smsEnv, incidentOf, incidents, LossyProxy, twilioEnv, type IncidentView } from './sms-support.js';
+import {
+  armWithContacts,
+  dispatchRound,
+  expireAndSweep,
+  fast2smsEnv,
+  incidentOf,
+  incidents,
+  LossyProxy,
+  twilioEnv,
+  type IncidentView,
+} from './sms-support.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -43,7 +53,13 @@ describe('retryable faults (30%: 500s, hangs and lost answers)', () => {
     const CONTACTS = 3;
     const phone = (i: number, c: number) => `+1415556${String(i).padStart(2, '0')}${String(c).padStart(2, '0')}`;
     const timers = await Promise.all(
-      Array.from({ length: INCIDENTS }, (_, i) => armWithContacts(v, `fault-${i}`, Array.from({ length: CONTACTS }, (_, c) => phone(i, c)))),
+      Array.from({ length: INCIDENTS }, (_, i) =>
+        armWithContacts(
+          v,
+          `fault-${i}`,
+          Array.from({ length: CONTACTS }, (_, c) => phone(i, c)),
+        ),
+      ),
     );
 
     const all = await eventually(
@@ -111,7 +127,10 @@ describe('at most one message per delivery after an ambiguous failure (the dispa
   it('an answer lost after acceptance, then a failed lookup: the delivery ends sent with the SID Twilio holds, one message', async () => {
     const tw = await FakeTwilio.start();
     stops.push(() => tw.close());
-    const v = await startTestVigil({ ...twilioEnv(tw), DELIVERY_BACKOFF_BASE_MS: '20', DELIVERY_BACKOFF_CAP_MS: '50' }, { manualTicks: true });
+    const v = await startTestVigil(
+      { ...twilioEnv(tw), DELIVERY_BACKOFF_BASE_MS: '20', DELIVERY_BACKOFF_CAP_MS: '50' },
+      { manualTicks: true },
+    );
     stops.push(() => v.stop());
     const phone = '+14155557001';
     const a = await armWithContacts(v, 'lost-answer', [phone]);
@@ -122,11 +141,16 @@ describe('at most one message per delivery after an ambiguous failure (the dispa
     expect((await incidentOf(v, a.timerId)).deliveries[0]).toMatchObject({ status: 'pending', attempts: 1, lastError: 'net_econnreset' });
     expect(tw.acceptedFor(phone)).toHaveLength(1);
     tw.failNext(2, 503); // the lookups of attempts 2 and 3 fail: nothing may be created meanwhile
-    const d = await eventually(async () => {
-      await dispatchRound(v);
-      const i = await incidentOf(v, a.timerId);
-      return i.deliveries[0]?.status === 'sent' ? i.deliveries[0] : undefined;
-    }, 'the delivery to be sent', 15_000, 20);
+    const d = await eventually(
+      async () => {
+        await dispatchRound(v);
+        const i = await incidentOf(v, a.timerId);
+        return i.deliveries[0]?.status === 'sent' ? i.deliveries[0] : undefined;
+      },
+      'the delivery to be sent',
+      15_000,
+      20,
+    );
 
     expect(d.attempts).toBe(4);
     expect(tw.requests.filter((r) => r.to === phone)).toHaveLength(1);

@@ -97,7 +97,8 @@ async function post(params: Record<string, string>, signature?: string, contentT
   return { status: res.status, body: (await res.json()) as { result?: string; error?: { code: string } } };
 }
 
-const sign = (params: Record<string, string>, token = tw.authToken, url = PUBLIC_URL) => twilio.getExpectedTwilioSignature(token, url, params);
+const sign = (params: Record<string, string>, token = tw.authToken, url = PUBLIC_URL) =>
+  twilio.getExpectedTwilioSignature(token, url, params);
 const signed = (params: Record<string, string>) => post(params, sign(params));
 const statusOf = async (d: DeliveryView) => (await v.vigil.store.getDelivery(d.key))?.status;
 
@@ -130,7 +131,9 @@ describe('Twilio delivery receipts', () => {
     const r = await signed(form(first, 'delivered'));
     expect(r).toEqual({ status: 200, body: { result: 'applied' } });
     expect(await statusOf(first)).toBe('delivered');
-    expect(events.map((e) => [e.name, e.toAdmins, (e.payload.delivery as { status: string }).status])).toEqual([['delivery.updated', true, 'delivered']]);
+    expect(events.map((e) => [e.name, e.toAdmins, (e.payload.delivery as { status: string }).status])).toEqual([
+      ['delivery.updated', true, 'delivered'],
+    ]);
     expect(JSON.stringify(events)).not.toContain('5550301');
     const inc = await incidentOf(v, (await v.vigil.store.getIncident(first.incidentId))!.timerId);
     expect(inc.deliveries.find((d) => d.key === first.key)?.status).toBe('delivered');
@@ -144,7 +147,8 @@ describe('Twilio delivery receipts', () => {
   });
 
   it('intermediate statuses are acknowledged and ignored', async () => {
-    for (const s of ['queued', 'accepted', 'sending', 'constructor']) expect(await signed(form(second, s))).toEqual({ status: 200, body: { result: 'ignored' } });
+    for (const s of ['queued', 'accepted', 'sending', 'constructor'])
+      expect(await signed(form(second, s))).toEqual({ status: 200, body: { result: 'ignored' } });
     expect(await statusOf(second)).toBe('sent');
   });
 
@@ -173,7 +177,16 @@ describe('Twilio delivery receipts', () => {
   });
 
   it('without TWILIO_AUTH_TOKEN / TWILIO_STATUS_CALLBACK_URL the route exists and refuses everything', async () => {
-    const app = express().use('/v1/receipts', receiptRoutes({ store: v.vigil.store, events: { publish: (e) => events.push(e) }, authToken: undefined, publicUrl: undefined, log: v.vigil.log }));
+    const app = express().use(
+      '/v1/receipts',
+      receiptRoutes({
+        store: v.vigil.store,
+        events: { publish: (e) => events.push(e) },
+        authToken: undefined,
+        publicUrl: undefined,
+        log: v.vigil.log,
+      }),
+    );
     const s = createServer(app);
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     try {

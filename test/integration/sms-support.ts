@@ -93,7 +93,6 @@ export async function dispatchRound(v: TestVigil): Promise<number> {
   return n;
 }
 
-
 /**
  * An HTTP proxy in front of a fake carrier that, with probability `lossRatio`, lets the
  * request through (the carrier accepts the message) and then never answers: the
@@ -133,7 +132,13 @@ export class LossyProxy {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     this.forwarded++;
     const upstream = request(
-      { host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: { ...req.headers, host: this.target.host } },
+      {
+        host: this.target.hostname,
+        port: this.target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: this.target.host },
+      },
       (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (c: Buffer) => chunks.push(c));

@@ -29,7 +29,9 @@ function versionOneFile(): string {
             ('t2', 'u2', 'expired', 1000, 2000, 2500, 2600, NULL, NULL, NULL, NULL, 0, 'pending', NULL, 8),
             ('t3', 'u3', 'active', 1000, 9000, NULL, 1000, NULL, NULL, NULL, NULL, 0, 'none', NULL, NULL)`,
   ).run();
-  db.prepare(`INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, fence) VALUES ('i1', 't1', 'u1', 'false_alarm', 2000, 2500, 2700, 7)`).run();
+  db.prepare(
+    `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, fence) VALUES ('i1', 't1', 'u1', 'false_alarm', 2000, 2500, 2700, 7)`,
+  ).run();
   db.prepare(
     `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, lease_until, carrier, provider_message_id, last_error, created_at, updated_at)
      VALUES ('i1:c1', 'i1', 'u1', 'c1', 'A', '+14155550100', 'sos', 'SOS', 'dead', 6, 3000, NULL, 'twilio', NULL, 'http_503', 2500, 3100),
@@ -45,8 +47,20 @@ describe('upgrading a version-1 SQLite database', () => {
     const store = await SqliteStore.open({ file });
     try {
       expect(await store.getTimer('t1')).toEqual({
-        id: 't1', userId: 'u1', status: 'expired', startedAt: new Date(1000), expiresAt: new Date(2000), resolvedAt: new Date(2500), updatedAt: new Date(2600),
-        locationName: 'Cafe', location: { lat: 12.5, lng: 77.25 }, displayName: 'Mara', extensions: 2, escalation: 'done', incidentId: 'i1', expiredByFence: 7,
+        id: 't1',
+        userId: 'u1',
+        status: 'expired',
+        startedAt: new Date(1000),
+        expiresAt: new Date(2000),
+        resolvedAt: new Date(2500),
+        updatedAt: new Date(2600),
+        locationName: 'Cafe',
+        location: { lat: 12.5, lng: 77.25 },
+        displayName: 'Mara',
+        extensions: 2,
+        escalation: 'done',
+        incidentId: 'i1',
+        expiredByFence: 7,
       });
       expect((await store.pendingEscalations(10)).map((t) => t.id)).toEqual(['t2']);
       expect(await store.overdue()).toMatchObject({ count: 1 });

@@ -28,14 +28,31 @@ const TTL = 600;
 async function armDue(store: Store, n: number): Promise<void> {
   const now = await store.now();
   for (let i = 0; i < n; i++) {
-    const r = await store.armTimer({ id: `t-${i}`, userId: `u-${i}`, startedAt: new Date(now.getTime() - 60_000), expiresAt: new Date(now.getTime() - 1000 + i) });
+    const r = await store.armTimer({
+      id: `t-${i}`,
+      userId: `u-${i}`,
+      startedAt: new Date(now.getTime() - 60_000),
+      expiresAt: new Date(now.getTime() - 1000 + i),
+    });
     if (r.kind !== 'created') throw new Error(r.kind);
   }
 }
 
 function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number): Sweeper {
-  const escalator = new Escalator(store, { publish() {} }, metrics, log, new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }));
-  return new Sweeper(store, lock, escalator, metrics, log, { lockName, lockTtlMs: TTL, batchSize, concurrency: 1, maxEscalationAttempts: 5 });
+  const escalator = new Escalator(
+    store,
+    { publish() {} },
+    metrics,
+    log,
+    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
+  );
+  return new Sweeper(store, lock, escalator, metrics, log, {
+    lockName,
+    lockTtlMs: TTL,
+    batchSize,
+    concurrency: 1,
+    maxEscalationAttempts: 5,
+  });
 }
 
 const suite = redisAvailable() ? 'sweep lease renewal' : `sweep lease renewal (skipped: ${REDIS_MISSING})`;

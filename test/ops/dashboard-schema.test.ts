@@ -51,7 +51,15 @@ describe('Grafana dashboard schema', () => {
     writeFileSync(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, noEmit: true, types: [] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          types: [],
+        },
         files: ['check.ts'],
       }),
     );

@@ -29,20 +29,32 @@ describe('the token tool in the image', () => {
     const outDir = args.indexOf('--outDir');
     expect(args[outDir + 1]).toBe('tools');
     args[outDir + 1] = join(app, 'tools');
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args.slice(2)], { cwd: ROOT, stdio: 'pipe' });
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args.slice(2)], {
+      cwd: ROOT,
+      stdio: 'pipe',
+    });
 
     const pkgSet = /npm pkg set (scripts\.token="[^"]+")/.exec(runs('runtime').join('\n'))?.[1];
     expect(pkgSet, 'the runtime stage points npm run token at the compiled tool').toBeDefined();
     cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
     symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'));
     // the runtime stage's npm settings, with its /tmp moved into this test's directory
-    const runtimeEnv = (stages.at(-1)?.instructions ?? []).filter((i) => i.op === 'ENV').map((i) => i.args).join(' ');
-    const npmConfig = Object.fromEntries([...runtimeEnv.matchAll(/\b(npm_config_\w+)=(\S+)/g)].map((m) => [m[1], (m[2] ?? '').replace(/^\/tmp\//, `${app}/tmp/`)]));
+    const runtimeEnv = (stages.at(-1)?.instructions ?? [])
+      .filter((i) => i.op === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
+    const npmConfig = Object.fromEntries(
+      [...runtimeEnv.matchAll(/\b(npm_config_\w+)=(\S+)/g)].map((m) => [m[1], (m[2] ?? '').replace(/^\/tmp\//, `${app}/tmp/`)]),
+    );
     expect(npmConfig).toMatchObject({ npm_config_logs_max: '0', npm_config_update_notifier: 'false' });
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: app, DATA_DIR: join(app, 'data'), ...npmConfig };
     execFileSync('npm', ['pkg', 'set', (pkgSet ?? '').replace(/"/g, '')], { cwd: app, env, stdio: 'pipe' });
 
-    const token = execFileSync('npm', ['run', '-s', 'token', '--', '--user', 'alice', '--admin'], { cwd: app, env, encoding: 'utf8' }).trim();
+    const token = execFileSync('npm', ['run', '-s', 'token', '--', '--user', 'alice', '--admin'], {
+      cwd: app,
+      env,
+      encoding: 'utf8',
+    }).trim();
     const secret = readFileSync(join(app, 'data', 'jwt-secret'), 'utf8').trim();
     expect(verifyToken(secret, token)).toMatchObject({ userId: 'alice', admin: true });
   });

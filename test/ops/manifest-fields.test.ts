@@ -31,13 +31,32 @@ describe('manifest fields', () => {
   const tsc = (objects: KObject[]) => {
     const typed = objects.filter((o) => TYPES[`${o.apiVersion}/${o.kind}`]);
     const imports = [...new Set(typed.map((o) => TYPES[`${o.apiVersion}/${o.kind}`]?.from))]
-      .map((from) => `import type { ${Object.values(TYPES).filter((t) => t.from === from).map((t) => t.type).join(', ')} } from '${from}';`)
+      .map(
+        (from) =>
+          `import type { ${Object.values(TYPES)
+            .filter((t) => t.from === from)
+            .map((t) => t.type)
+            .join(', ')} } from '${from}';`,
+      )
       .join('\n');
-    const body = typed.map((o, i) => `export const o${i}: ${TYPES[`${o.apiVersion}/${o.kind}`]?.type ?? ''} = ${JSON.stringify(o, null, 2)};`).join('\n\n');
+    const body = typed
+      .map((o, i) => `export const o${i}: ${TYPES[`${o.apiVersion}/${o.kind}`]?.type ?? ''} = ${JSON.stringify(o, null, 2)};`)
+      .join('\n\n');
     writeFileSync(join(dir, 'check.ts'), `${imports}\n\n${body}\n`);
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, noEmit: true, types: [] }, files: ['check.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          types: [],
+        },
+        files: ['check.ts'],
+      }),
     );
     const r = spawnSync(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}`, count: typed.length };
@@ -52,7 +71,9 @@ describe('manifest fields', () => {
 
   it('a misspelt field fails the check', () => {
     const objects = kustomizeBuild(join(ROOT, 'k8s'));
-    const d = objects.find((o) => o.kind === 'Deployment') as KObject & { spec: { template: { spec: { containers: Record<string, unknown>[] } } } };
+    const d = objects.find((o) => o.kind === 'Deployment') as KObject & {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+    };
     const c = d.spec.template.spec.containers[0] ?? {};
     c.readynessProbe = c.readinessProbe;
     delete c.readinessProbe;

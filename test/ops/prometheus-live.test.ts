@@ -18,7 +18,14 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, startCluster, type Cluster } from '../helpers/cluster.js';
-import { prometheusMissing, promtoolMissing, PROMTOOL, startPrometheus, type PromResult, type TestPrometheus } from '../helpers/prometheus.js';
+import {
+  prometheusMissing,
+  promtoolMissing,
+  PROMTOOL,
+  startPrometheus,
+  type PromResult,
+  type TestPrometheus,
+} from '../helpers/prometheus.js';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { eventually } from '../helpers/vigil.js';
 
@@ -40,7 +47,9 @@ const dashboard = JSON.parse(readFileSync(join(ROOT, 'ops', 'grafana', 'vigil-da
   templating: { list: { name: string; query?: string | { query?: string } }[] };
 };
 const rulesFile = join(ROOT, 'ops', 'prometheus', 'vigil-rules.yaml');
-const alerts = (parse(readFileSync(rulesFile, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] }).groups.flatMap((g) => g.rules);
+const alerts = (parse(readFileSync(rulesFile, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] }).groups.flatMap(
+  (g) => g.rules,
+);
 
 /** A panel query as Grafana sends it: variables replaced by what a healthy scrape has. */
 const grafanaExpr = (expr: string) => expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('$job', JOB);
@@ -76,7 +85,14 @@ async function generateTraffic(c: Cluster): Promise<void> {
       { name: 'Second', phone: `+1415555${String(1001 + n * 2)}` },
     ];
     expect((await c.api(on(n), token, 'PUT', '/v1/me/contacts', { contacts })).status).toBe(200);
-    const t = await c.api(on(n), token, 'POST', '/v1/timers', { durationSeconds: 1, locationName: 'Cafe' }, { 'Idempotency-Key': `k-${user}` });
+    const t = await c.api(
+      on(n),
+      token,
+      'POST',
+      '/v1/timers',
+      { durationSeconds: 1, locationName: 'Cafe' },
+      { 'Idempotency-Key': `k-${user}` },
+    );
     expect(t.status).toBe(201);
     armed.set(user, String(t.body.timer.id));
     // refused: one live timer per person
@@ -96,7 +112,9 @@ async function generateTraffic(c: Cluster): Promise<void> {
     async () => {
       const r = await c.api(0, admin, 'GET', '/v1/admin/incidents');
       const incidents = (r.body.incidents ?? []) as { deliveries?: { status: string }[] }[];
-      return incidents.length === expiring.length && incidents.every((i) => (i.deliveries ?? []).filter((d) => d.status === 'sent').length === 2);
+      return (
+        incidents.length === expiring.length && incidents.every((i) => (i.deliveries ?? []).filter((d) => d.status === 'sent').length === 2)
+      );
     },
     'three SOS incidents with both texts sent',
     30_000,
@@ -110,7 +128,9 @@ async function expectEveryQueryAnswers(prom: TestPrometheus, cluster: Cluster): 
   // Prometheus has scraped the traffic's results, on every replica
   await eventually(
     async () => {
-      const r = await prom.query(`sum(vigil_sos_sms_latency_seconds_count{job="${JOB}"}) >= 6 and sum(vigil_commands_total{job="${JOB}",outcome="refused"}) >= 4`);
+      const r = await prom.query(
+        `sum(vigil_sos_sms_latency_seconds_count{job="${JOB}"}) >= 6 and sum(vigil_commands_total{job="${JOB}",outcome="refused"}) >= 4`,
+      );
       const up = await prom.query(`count(up{job="${JOB}"} == 1) == ${cluster.size}`);
       return seriesCount(r) === 1 && seriesCount(up) === 1;
     },
@@ -152,7 +172,9 @@ async function expectEveryQueryAnswers(prom: TestPrometheus, cluster: Cluster): 
   // the rules Prometheus loaded evaluate without error, and nothing is pending or firing
   const rules = await eventually(
     async () => {
-      const r = (await prom.api('/api/v1/rules')) as unknown as { data: { groups: { rules: { name: string; health: string; lastError?: string; state?: string }[] }[] } };
+      const r = (await prom.api('/api/v1/rules')) as unknown as {
+        data: { groups: { rules: { name: string; health: string; lastError?: string; state?: string }[] }[] };
+      };
       const all = r.data.groups.flatMap((g) => g.rules);
       return all.length === alerts.length && all.every((x) => x.health !== 'unknown') ? all : undefined;
     },
@@ -164,42 +186,47 @@ async function expectEveryQueryAnswers(prom: TestPrometheus, cluster: Cluster): 
   expect(rules.filter((x) => x.state !== 'inactive').map((x) => `${x.name}: ${x.state ?? ''}`)).toEqual([]);
 }
 
-describe.skipIf(missing)(missing ? `dashboard and alerts on a live Prometheus (skipped: ${missing})` : 'dashboard and alerts on a live Prometheus', () => {
-  it('embedded: every dashboard query has data, every alert evaluates and stays quiet, /metrics passes promtool', async () => {
-    const { cluster, prom } = await setUp(1);
-    await generateTraffic(cluster);
-    await expectEveryQueryAnswers(prom, cluster);
-    // refused commands are counted by the error code the client received
-    const reasons = await prom.query(`sum by (reason) (vigil_commands_total{job="${JOB}",outcome="refused"})`);
-    const byReason = Object.fromEntries((reasons.data?.result ?? []).map((x) => [x.metric.reason, Number(x.value?.[1])]));
-    expect(byReason).toMatchObject({ live_timer_exists: 3, timer_not_found: 1, unauthorized: 1 });
-    expect((byReason.validation_failed ?? 0) + (byReason.out_of_range ?? 0)).toBe(1);
-    // one SOS-to-SMS observation per contact texted
-    const latency = await prom.query(`sum(vigil_sos_sms_latency_seconds_count{job="${JOB}"})`);
-    expect(Number(latency.data?.result[0]?.value?.[1])).toBe(6);
-
-    if (!promtoolMissing()) {
-      const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: await cluster.metrics(0), encoding: 'utf8' });
-      expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
-      expect(r.status).toBe(0);
-    }
-  });
-
-  const hasRedis = redisAvailable();
-  it.skipIf(!hasRedis)(
-    hasRedis ? 'two replicas and a Redis lock: the same, and the lock holder shows by replica' : 'two replicas and a Redis lock (skipped: redis-server not installed)',
-    async () => {
-      const redis = await startRedis();
-      cleanups.push(() => redis.stop());
-      const { cluster, prom } = await setUp(2, redis);
+describe.skipIf(missing)(
+  missing ? `dashboard and alerts on a live Prometheus (skipped: ${missing})` : 'dashboard and alerts on a live Prometheus',
+  () => {
+    it('embedded: every dashboard query has data, every alert evaluates and stays quiet, /metrics passes promtool', async () => {
+      const { cluster, prom } = await setUp(1);
       await generateTraffic(cluster);
       await expectEveryQueryAnswers(prom, cluster);
-      // the lock-holder panel tells replicas apart: both report wins, contention shows
-      const holder = dashboard.panels.find((p) => p.title.startsWith('Lock holder'))?.targets?.[0]?.expr ?? '';
-      const byReplica = await prom.query(grafanaExpr(holder));
-      expect(byReplica.data?.result.map((x) => x.metric.replica).sort()).toEqual([cluster.id(0), cluster.id(1)].sort());
-      const contended = await prom.query(`sum(vigil_lock_acquisitions_total{job="${JOB}",result="contended"})`);
-      expect(Number(contended.data?.result[0]?.value?.[1] ?? 0)).toBeGreaterThan(0);
-    },
-  );
-});
+      // refused commands are counted by the error code the client received
+      const reasons = await prom.query(`sum by (reason) (vigil_commands_total{job="${JOB}",outcome="refused"})`);
+      const byReason = Object.fromEntries((reasons.data?.result ?? []).map((x) => [x.metric.reason, Number(x.value?.[1])]));
+      expect(byReason).toMatchObject({ live_timer_exists: 3, timer_not_found: 1, unauthorized: 1 });
+      expect((byReason.validation_failed ?? 0) + (byReason.out_of_range ?? 0)).toBe(1);
+      // one SOS-to-SMS observation per contact texted
+      const latency = await prom.query(`sum(vigil_sos_sms_latency_seconds_count{job="${JOB}"})`);
+      expect(Number(latency.data?.result[0]?.value?.[1])).toBe(6);
+
+      if (!promtoolMissing()) {
+        const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: await cluster.metrics(0), encoding: 'utf8' });
+        expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
+        expect(r.status).toBe(0);
+      }
+    });
+
+    const hasRedis = redisAvailable();
+    it.skipIf(!hasRedis)(
+      hasRedis
+        ? 'two replicas and a Redis lock: the same, and the lock holder shows by replica'
+        : 'two replicas and a Redis lock (skipped: redis-server not installed)',
+      async () => {
+        const redis = await startRedis();
+        cleanups.push(() => redis.stop());
+        const { cluster, prom } = await setUp(2, redis);
+        await generateTraffic(cluster);
+        await expectEveryQueryAnswers(prom, cluster);
+        // the lock-holder panel tells replicas apart: both report wins, contention shows
+        const holder = dashboard.panels.find((p) => p.title.startsWith('Lock holder'))?.targets?.[0]?.expr ?? '';
+        const byReplica = await prom.query(grafanaExpr(holder));
+        expect(byReplica.data?.result.map((x) => x.metric.replica).sort()).toEqual([cluster.id(0), cluster.id(1)].sort());
+        const contended = await prom.query(`sum(vigil_lock_acquisitions_total{job="${JOB}",result="contended"})`);
+        expect(Number(contended.data?.result[0]?.value?.[1] ?? 0)).toBeGreaterThan(0);
+      },
+    );
+  },
+);

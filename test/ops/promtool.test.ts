@@ -44,12 +44,26 @@ describe.skipIf(missing)(missing ? `promtool (skipped: ${missing})` : 'promtool'
     expect(r.status, r.output).toBe(0);
     expect(r.output).toContain('SUCCESS');
     // each alert of the rules file has at least one test that expects it to fire
-    const alerts = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: { alert?: string }[] }[] }).groups.flatMap((g) => g.rules.map((x) => x.alert));
-    const tests = parse(readFileSync(RULE_TESTS, 'utf8')) as { tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[] };
-    const proven = new Set(tests.tests.flatMap((t) => (t.alert_rule_test ?? []).filter((a) => (a.exp_alerts ?? []).length > 0).map((a) => a.alertname)));
-    const quiet = new Set(tests.tests.flatMap((t) => (t.alert_rule_test ?? []).filter((a) => (a.exp_alerts ?? []).length === 0).map((a) => a.alertname)));
-    expect(alerts.filter((a) => !proven.has(a ?? '')), 'alerts never shown to fire').toEqual([]);
-    expect(alerts.filter((a) => !quiet.has(a ?? '')), 'alerts never shown to stay quiet').toEqual([]);
+    const alerts = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: { alert?: string }[] }[] }).groups.flatMap((g) =>
+      g.rules.map((x) => x.alert),
+    );
+    const tests = parse(readFileSync(RULE_TESTS, 'utf8')) as {
+      tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[];
+    };
+    const proven = new Set(
+      tests.tests.flatMap((t) => (t.alert_rule_test ?? []).filter((a) => (a.exp_alerts ?? []).length > 0).map((a) => a.alertname)),
+    );
+    const quiet = new Set(
+      tests.tests.flatMap((t) => (t.alert_rule_test ?? []).filter((a) => (a.exp_alerts ?? []).length === 0).map((a) => a.alertname)),
+    );
+    expect(
+      alerts.filter((a) => !proven.has(a ?? '')),
+      'alerts never shown to fire',
+    ).toEqual([]);
+    expect(
+      alerts.filter((a) => !quiet.has(a ?? '')),
+      'alerts never shown to stay quiet',
+    ).toEqual([]);
   });
 
   it('the PrometheusRule in k8s/ carries exactly the rules file, and promtool accepts it', () => {

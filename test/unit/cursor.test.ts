@@ -15,7 +15,15 @@ describe('cursor encoding', () => {
   });
 
   it('refuses what is not a cursor', () => {
-    for (const s of ['', 'c1.', 'c1.!!', 'c1.' + Buffer.from('[]').toString('base64url'), 'c1.' + Buffer.from('["x"]').toString('base64url'), 'c1.' + Buffer.from('[1,""]').toString('base64url'), '2026-06-01T12:00:00Z'])
+    for (const s of [
+      '',
+      'c1.',
+      'c1.!!',
+      'c1.' + Buffer.from('[]').toString('base64url'),
+      'c1.' + Buffer.from('["x"]').toString('base64url'),
+      'c1.' + Buffer.from('[1,""]').toString('base64url'),
+      '2026-06-01T12:00:00Z',
+    ])
       expect(decodeCursor(s)).toBeUndefined();
   });
 });

@@ -19,7 +19,6 @@ import {
 const fixed = (v: number) => () => v;
 const POLICY: RetryPolicy = { maxAttempts: 4, baseMs: 1000, capMs: 5000 };
 
-
 describe('deliveryKey', () => {
   it('sos key is incidentId:contactId, all_clear adds the kind', () => {
     expect(deliveryKey('inc1', 'c_ab', 'sos')).toBe('inc1:c_ab');
@@ -176,11 +175,22 @@ describe('after "I\'m safe": who may have the SOS, who gets the all-clear, when'
   it('an attempt may have reached the carrier unless the carrier answered: timeouts, resets and unreadable answers are ambiguous', () => {
     const r = (retryable: boolean, code: string): AttemptResult => ({ ok: false, carrier: 'x', retryable, code });
     expect(attemptMayHaveBeenAccepted({ ok: true, carrier: 'x', providerMessageId: 'p' })).toBe(true);
-    for (const code of ['timeout', 'net_econnreset', 'error', 'carrier_error', 'carrier_threw', 'twilio_bad_response', 'fast2sms_bad_response', 'attempts_exhausted']) {
+    for (const code of [
+      'timeout',
+      'net_econnreset',
+      'error',
+      'carrier_error',
+      'carrier_threw',
+      'twilio_bad_response',
+      'fast2sms_bad_response',
+      'attempts_exhausted',
+    ]) {
       expect(attemptMayHaveBeenAccepted(r(true, code)), code).toBe(true);
     }
-    for (const code of ['http_503', 'http_429', 'twilio_20429', 'net_econnrefused', 'net_enotfound']) expect(attemptMayHaveBeenAccepted(r(true, code)), code).toBe(false);
-    for (const code of ['twilio_21211', 'fast2sms_invalid_number', 'http_400']) expect(attemptMayHaveBeenAccepted(r(false, code)), code).toBe(false);
+    for (const code of ['http_503', 'http_429', 'twilio_20429', 'net_econnrefused', 'net_enotfound'])
+      expect(attemptMayHaveBeenAccepted(r(true, code)), code).toBe(false);
+    for (const code of ['twilio_21211', 'fast2sms_invalid_number', 'http_400'])
+      expect(attemptMayHaveBeenAccepted(r(false, code)), code).toBe(false);
   });
 
   it('the all-clear goes to contacts whose SOS went out or may have, and to nobody else', () => {

@@ -11,7 +11,10 @@ const now = plus(start, 60_000);
 describe('extension rule (domain)', () => {
   it('adds exactly the seconds to the deadline and counts the extension', () => {
     expect(extendedDeadline(timer, 120, CAPS, now)).toEqual({ expiresAt: plus(start, 720_000), extensions: 1 });
-    expect(extendedDeadline({ ...timer, status: 'extended', extensions: 2 }, 1, CAPS, now)).toEqual({ expiresAt: plus(start, 601_000), extensions: 3 });
+    expect(extendedDeadline({ ...timer, status: 'extended', extensions: 2 }, 1, CAPS, now)).toEqual({
+      expiresAt: plus(start, 601_000),
+      extensions: 3,
+    });
   });
 
   it('invariant 6: only live timers can be extended', () => {

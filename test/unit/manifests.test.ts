@@ -80,7 +80,11 @@ interface K8sObject {
 function loadManifests(file: string): K8sObject[] {
   const docs = parseAllDocuments(readFileSync(join(K8S, file), 'utf8'));
   const list = Array.isArray(docs) ? docs : [docs];
-  for (const d of list) expect(d.errors.map((e) => e.message), `${file} parses`).toEqual([]);
+  for (const d of list)
+    expect(
+      d.errors.map((e) => e.message),
+      `${file} parses`,
+    ).toEqual([]);
   return list.map((d) => d.toJS() as K8sObject).filter((o) => o !== null);
 }
 
@@ -239,13 +243,15 @@ describe('kustomize build, validated against the Kubernetes types', () => {
     'v1/ConfigMap': (o) => new ConfigMap(o as ConstructorParameters<typeof ConfigMap>[0]),
     'v1/Service': (o) => new Service(o as ConstructorParameters<typeof Service>[0]),
     'apps/v1/Deployment': (o) => new Deployment(o as ConstructorParameters<typeof Deployment>[0]),
-    'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as ConstructorParameters<typeof HorizontalPodAutoscaler>[0]),
+    'autoscaling/v2/HorizontalPodAutoscaler': (o) =>
+      new HorizontalPodAutoscaler(o as ConstructorParameters<typeof HorizontalPodAutoscaler>[0]),
     'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as ConstructorParameters<typeof PodDisruptionBudget>[0]),
   };
   const CRDS = new Set(['monitoring.coreos.com/v1/PrometheusRule', 'monitoring.coreos.com/v1/ServiceMonitor']);
   const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
   const DURATION = /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
-  const stringMap = (v: unknown) => v === undefined || (typeof v === 'object' && v !== null && Object.values(v).every((x) => typeof x === 'string'));
+  const stringMap = (v: unknown) =>
+    v === undefined || (typeof v === 'object' && v !== null && Object.values(v).every((x) => typeof x === 'string'));
 
   it('builds the objects apply -k sends, each with a valid name and the managed-by label', () => {
     expect(built.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort()).toEqual(
@@ -292,12 +298,18 @@ describe('kustomize build, validated against the Kubernetes types', () => {
     expect(pr.spec.groups.length).toBeGreaterThan(0);
     const names = new Set<string>();
     for (const g of pr.spec.groups) {
-      expect(Object.keys(g).every((k) => ['name', 'interval', 'rules', 'partial_response_strategy', 'limit'].includes(k)), JSON.stringify(Object.keys(g))).toBe(true);
+      expect(
+        Object.keys(g).every((k) => ['name', 'interval', 'rules', 'partial_response_strategy', 'limit'].includes(k)),
+        JSON.stringify(Object.keys(g)),
+      ).toBe(true);
       expect(typeof g.name).toBe('string');
       expect(names.has(String(g.name)), `group ${String(g.name)} is unique`).toBe(false);
       names.add(String(g.name));
       for (const r of g.rules as Record<string, unknown>[]) {
-        expect(Object.keys(r).every((k) => ['alert', 'record', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations'].includes(k)), JSON.stringify(r)).toBe(true);
+        expect(
+          Object.keys(r).every((k) => ['alert', 'record', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations'].includes(k)),
+          JSON.stringify(r),
+        ).toBe(true);
         expect(typeof r.alert === 'string' || typeof r.record === 'string').toBe(true);
         expect(typeof r.expr === 'string' && r.expr.trim() !== '').toBe(true);
         if (r.for !== undefined) expect(String(r.for)).toMatch(DURATION);
@@ -307,11 +319,17 @@ describe('kustomize build, validated against the Kubernetes types', () => {
   });
 
   it('ServiceMonitor: a label selector and endpoints with a port, a path and durations', () => {
-    const sm = builtOne('ServiceMonitor') as K8sObject & { spec: { selector: { matchLabels: unknown }; endpoints: Record<string, unknown>[] } };
+    const sm = builtOne('ServiceMonitor') as K8sObject & {
+      spec: { selector: { matchLabels: unknown }; endpoints: Record<string, unknown>[] };
+    };
     expect(stringMap(sm.spec.selector.matchLabels)).toBe(true);
     expect(sm.spec.endpoints.length).toBeGreaterThan(0);
     for (const e of sm.spec.endpoints) {
-      expect(Object.keys(e).every((k) => ['port', 'path', 'interval', 'scrapeTimeout', 'scheme', 'honorLabels', 'relabelings', 'metricRelabelings'].includes(k))).toBe(true);
+      expect(
+        Object.keys(e).every((k) =>
+          ['port', 'path', 'interval', 'scrapeTimeout', 'scheme', 'honorLabels', 'relabelings', 'metricRelabelings'].includes(k),
+        ),
+      ).toBe(true);
       expect(typeof e.port).toBe('string');
       expect(String(e.path)).toMatch(/^\//);
       for (const d of [e.interval, e.scrapeTimeout]) if (d !== undefined) expect(String(d)).toMatch(DURATION);
@@ -365,7 +383,12 @@ describe('alerts and dashboard', () => {
 
   const dashboardFile = read('ops', 'grafana', 'vigil-dashboard.json');
   const dashboard = JSON.parse(dashboardFile) as {
-    panels: { type: string; title: string; targets?: { expr: string }[]; fieldConfig?: { defaults?: { unit?: string }; overrides?: unknown[] } }[];
+    panels: {
+      type: string;
+      title: string;
+      targets?: { expr: string }[];
+      fieldConfig?: { defaults?: { unit?: string }; overrides?: unknown[] };
+    }[];
     templating: { list: { query?: string | { query?: string } }[] };
   };
 
@@ -382,10 +405,12 @@ describe('alerts and dashboard', () => {
   });
 
   it('dashboard panels query only metrics that exist, and cover the on-call questions', () => {
-    const exprs = dashboard.panels.filter((p) => p.type !== 'row').flatMap((p) => {
-      expect(p.targets?.length, p.title).toBeGreaterThan(0);
-      return (p.targets ?? []).map((t) => t.expr);
-    });
+    const exprs = dashboard.panels
+      .filter((p) => p.type !== 'row')
+      .flatMap((p) => {
+        expect(p.targets?.length, p.title).toBeGreaterThan(0);
+        return (p.targets ?? []).map((t) => t.expr);
+      });
     for (const v of dashboard.templating.list) {
       const q = typeof v.query === 'string' ? v.query : v.query?.query;
       const m = q ? /label_values\((\w+)/.exec(q) : null;
@@ -453,7 +478,10 @@ describe('Dockerfile', () => {
     expect(runs.some((r) => /\bnpm ci\b(?!.*--omit=dev)/.test(r))).toBe(true);
     expect(runs.some((r) => /\bnpm run build\b/.test(r))).toBe(true);
     expect(runs.some((r) => /\bnpm ci --omit=dev\b/.test(r))).toBe(true);
-    expect(ops('RUN').some((r) => /\bg\+\+|build-essential/.test(r.args)), 'no compiler in the runtime image').toBe(false);
+    expect(
+      ops('RUN').some((r) => /\bg\+\+|build-essential/.test(r.args)),
+      'no compiler in the runtime image',
+    ).toBe(false);
   });
 
   it('runs node dist/main.js as the non-root user the Deployment expects, under an init', () => {
@@ -469,7 +497,9 @@ describe('Dockerfile', () => {
   });
 
   it('has a .dockerignore that keeps local state out of the context', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', 'data', '.git', '.tools', 'artifacts']));
   });
 });

@@ -4,8 +4,15 @@ import { allClearAllowance, makeSmsCaps, sosAllowance } from '../../src/domain/s
 describe('allowance arithmetic (pure)', () => {
   const caps = { maxPerIncident: 12, maxPerUserPerDay: 5 };
   it('the first SOS of the window is never held by the day cap, only by the incident cap', () => {
-    expect(sosAllowance({ maxPerIncident: 12, maxPerUserPerDay: 2 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({ allowed: 5, capped: 0 });
-    expect(sosAllowance({ maxPerIncident: 3, maxPerUserPerDay: 60 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({ allowed: 3, capped: 2, reason: 'per_incident' });
+    expect(sosAllowance({ maxPerIncident: 12, maxPerUserPerDay: 2 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({
+      allowed: 5,
+      capped: 0,
+    });
+    expect(sosAllowance({ maxPerIncident: 3, maxPerUserPerDay: 60 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({
+      allowed: 3,
+      capped: 2,
+      reason: 'per_incident',
+    });
   });
   it('later SOS get what is left of the day, and a repair keeps what was already created', () => {
     expect(sosAllowance(caps, { wanted: 3, existing: 0, usedElsewhere: 3 })).toEqual({ allowed: 2, capped: 1, reason: 'per_day' });

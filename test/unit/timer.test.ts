@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decide,
-  isLive,
-  TARGET,
-  TIMER_STATUSES,
-  type Decision,
-  type TimerCommand,
-  type TimerStatus,
-} from '../../src/domain/timer.js';
+import { decide, isLive, TARGET, TIMER_STATUSES, type Decision, type TimerCommand, type TimerStatus } from '../../src/domain/timer.js';
 
 const COMMANDS: readonly TimerCommand[] = ['extend', 'safe', 'cancel', 'expire'];
 

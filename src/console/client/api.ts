@@ -13,7 +13,10 @@ export class ApiError extends Error {
   }
 }
 
-const isList = <T>(guard: (x: unknown) => x is T) => (v: unknown): v is T[] => Array.isArray(v) && v.every(guard);
+const isList =
+  <T>(guard: (x: unknown) => x is T) =>
+  (v: unknown): v is T[] =>
+    Array.isArray(v) && v.every(guard);
 
 export class Api {
   constructor(private readonly token: string) {}
@@ -24,7 +27,11 @@ export class Api {
     try {
       res = await fetch(path, {
         method,
-        headers: { Authorization: `Bearer ${this.token}`, Accept: 'application/json', ...(method === 'POST' ? { 'Content-Type': 'application/json' } : {}) },
+        headers: {
+          Authorization: `Bearer ${this.token}`,
+          Accept: 'application/json',
+          ...(method === 'POST' ? { 'Content-Type': 'application/json' } : {}),
+        },
         body: method === 'POST' ? '{}' : undefined,
         cache: 'no-store',
         credentials: 'omit',
@@ -72,7 +79,11 @@ export class Api {
   }
 
   async command(id: string, what: 'ack' | 'resolve'): Promise<IncidentWithDeliveries> {
-    const i = field(await this.request('POST', `/v1/admin/incidents/${encodeURIComponent(id)}/${what}`), 'incident', isIncidentWithDeliveries);
+    const i = field(
+      await this.request('POST', `/v1/admin/incidents/${encodeURIComponent(id)}/${what}`),
+      'incident',
+      isIncidentWithDeliveries,
+    );
     if (!i) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected incident.');
     return i;
   }

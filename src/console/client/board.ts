@@ -85,7 +85,8 @@ export class Board {
 
   upsertDelivery(d: Delivery): void {
     if (this.closed.has(d.incidentId)) return;
-    if (this.mergeDelivery(d) && this.loaded.has(d.incidentId)) this.cards.get(d.incidentId)?.setDeliveries(this.deliveryList(d.incidentId));
+    if (this.mergeDelivery(d) && this.loaded.has(d.incidentId))
+      this.cards.get(d.incidentId)?.setDeliveries(this.deliveryList(d.incidentId));
   }
 
   /**
@@ -158,7 +159,10 @@ export class Board {
     // moving a node drops focus: give it back (to the same control, or its card's next one)
     if (focused instanceof HTMLElement && focused !== document.activeElement) {
       const card = focused.closest('li.card');
-      const target = focused.hidden || (focused instanceof HTMLButtonElement && focused.disabled) ? card?.querySelector<HTMLElement>('button:not([hidden]):not(:disabled)') : focused;
+      const target =
+        focused.hidden || (focused instanceof HTMLButtonElement && focused.disabled)
+          ? card?.querySelector<HTMLElement>('button:not([hidden]):not(:disabled)')
+          : focused;
       if (target instanceof HTMLElement && target.isConnected) target.focus();
     }
     const nActive = lanes[0]?.[1].length ?? 0;

@@ -149,7 +149,8 @@ export class Card {
         const notes: string[] = [];
         if (d.kind === 'all_clear') notes.push('all-clear message');
         if (d.status === 'sending') notes.push('sending now');
-        if (d.status === 'superseded') notes.push(d.kind === 'sos' ? 'the person checked in before it went out' : 'the SOS never reached this contact');
+        if (d.status === 'superseded')
+          notes.push(d.kind === 'sos' ? 'the person checked in before it went out' : 'the SOS never reached this contact');
         if (d.attempts > 0) notes.push(`${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`);
         if (d.carrier) notes.push(d.carrier);
         if (d.lastError && d.status !== 'sent' && d.status !== 'delivered') notes.push(d.lastError);

@@ -238,7 +238,8 @@ async function signIn(raw: string, fromForm: boolean): Promise<void> {
     const { incidents, cursorMs } = await candidate.openIncidents();
     board.replaceAll(incidents, cursorMs);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 403) showSignin('The server says this token is not a moderator’s (403). The console needs a token with role "admin".');
+    if (err instanceof ApiError && err.status === 403)
+      showSignin('The server says this token is not a moderator’s (403). The console needs a token with role "admin".');
     else if (err instanceof ApiError && err.status === 401) showSignin(`The server refused this token: ${err.message}.`);
     else if (err instanceof ApiError && err.status === 0) showSignin(`${err.message} Try again in a moment.`, check.token);
     else showSignin(err instanceof ApiError ? err.message : String(err));

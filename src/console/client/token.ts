@@ -13,7 +13,10 @@ export interface Claims {
 export type TokenCheck = { ok: true; token: string; claims: Claims } | { ok: false; reason: string };
 
 function base64UrlJson(part: string): unknown {
-  const b64 = part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '=');
+  const b64 = part
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .padEnd(Math.ceil(part.length / 4) * 4, '=');
   const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
 }

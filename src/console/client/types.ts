@@ -76,7 +76,9 @@ export function isDelivery(v: unknown): v is Delivery {
 }
 
 export function isIncidentWithDeliveries(v: unknown): v is IncidentWithDeliveries {
-  return isIncident(v) && Array.isArray((v as unknown as Obj).deliveries) && ((v as unknown as Obj).deliveries as unknown[]).every(isDelivery);
+  return (
+    isIncident(v) && Array.isArray((v as unknown as Obj).deliveries) && ((v as unknown as Obj).deliveries as unknown[]).every(isDelivery)
+  );
 }
 
 export function isTimer(v: unknown): v is Timer {

@@ -47,7 +47,9 @@ export function receiptRoutes(d: ReceiptDeps): Router {
       const configured = d.authToken !== undefined && d.publicUrl !== undefined;
       d.log.warn(
         { reqId: req.requestId, carrier: 'twilio', configured },
-        configured ? 'receipt refused: bad or missing X-Twilio-Signature' : 'receipt refused: TWILIO_AUTH_TOKEN / TWILIO_STATUS_CALLBACK_URL not set',
+        configured
+          ? 'receipt refused: bad or missing X-Twilio-Signature'
+          : 'receipt refused: TWILIO_AUTH_TOKEN / TWILIO_STATUS_CALLBACK_URL not set',
       );
       return sendError(res, 403, 'bad_signature', 'the X-Twilio-Signature header does not match this request');
     }
@@ -60,7 +62,10 @@ export function receiptRoutes(d: ReceiptDeps): Router {
       result = moved ? 'applied' : 'stale';
       if (moved) {
         d.events.publish(deliveryEvent(moved, maskPhone));
-        d.log.info({ delivery: moved.key, incident: moved.incidentId, carrier: 'twilio', status: moved.status, errorCode: receipt.errorCode }, 'delivery receipt applied');
+        d.log.info(
+          { delivery: moved.key, incident: moved.incidentId, carrier: 'twilio', status: moved.status, errorCode: receipt.errorCode },
+          'delivery receipt applied',
+        );
       }
     }
     d.metrics?.smsReceipts.inc({ status: receipt.statusLabel, result });

@@ -34,9 +34,16 @@ export function timerRoutes(timers: TimerService): Router {
     const rawKey = req.header('Idempotency-Key');
     const key = rawKey === undefined ? undefined : parse(IdempotencyKey, rawKey, 'Idempotency-Key header');
     const canonical = { durationSeconds: body.durationSeconds, locationName: body.locationName ?? null, location: body.location ?? null };
-    const { timer, replayed } = await timers.arm({ userId: p.userId, displayName: p.name }, body, key ? { key, fingerprint: fingerprint(canonical) } : undefined);
+    const { timer, replayed } = await timers.arm(
+      { userId: p.userId, displayName: p.name },
+      body,
+      key ? { key, fingerprint: fingerprint(canonical) } : undefined,
+    );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(replayed ? 200 : 201).location(`/v1/timers/${timer.id}`).json({ timer: timerView(timer) });
+    res
+      .status(replayed ? 200 : 201)
+      .location(`/v1/timers/${timer.id}`)
+      .json({ timer: timerView(timer) });
   });
 
   r.get('/', async (req, res) => {
@@ -54,7 +61,12 @@ export function timerRoutes(timers: TimerService): Router {
     const p = principal(req);
     const { seconds } = parse(ExtendBody, req.body, 'request body');
     const id = parse(IdParam, req.params.id, 'timer id');
-    const { timer, replayed } = await timers.extend({ userId: p.userId, displayName: p.name }, id, seconds, commandKey(req, 'extend', id, { seconds }));
+    const { timer, replayed } = await timers.extend(
+      { userId: p.userId, displayName: p.name },
+      id,
+      seconds,
+      commandKey(req, 'extend', id, { seconds }),
+    );
     replayedHeader(res, replayed);
     res.json({ timer: timerView(timer) });
   });
@@ -63,7 +75,11 @@ export function timerRoutes(timers: TimerService): Router {
     const p = principal(req);
     parse(EmptyBody, req.body, 'request body');
     const id = parse(IdParam, req.params.id, 'timer id');
-    const { timer, incident, replayed } = await timers.checkIn({ userId: p.userId, displayName: p.name }, id, commandKey(req, 'safe', id, {}));
+    const { timer, incident, replayed } = await timers.checkIn(
+      { userId: p.userId, displayName: p.name },
+      id,
+      commandKey(req, 'safe', id, {}),
+    );
     replayedHeader(res, replayed);
     res.json(incident ? { timer: timerView(timer), incident: incidentView(incident) } : { timer: timerView(timer) });
   });

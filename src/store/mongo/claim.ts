@@ -54,7 +54,11 @@ export async function claimBatch<D extends Claimable>(
   let unconfirmed: unknown;
   try {
     await model
-      .updateMany({ _id: { $in: ids }, ...due } as QueryFilter<D>, { ...claim.update, $set: { ...claim.update.$set, claimToken, lastOp: claimToken } }, { writeConcern: ctx.wc })
+      .updateMany(
+        { _id: { $in: ids }, ...due } as QueryFilter<D>,
+        { ...claim.update, $set: { ...claim.update.$set, claimToken, lastOp: claimToken } },
+        { writeConcern: ctx.wc },
+      )
       .exec();
   } catch (err) {
     if (!isWriteConcernError(err)) throw err;

@@ -76,7 +76,13 @@ type Candidate = Pick<DeliveryDoc, '_id' | 'kind' | 'incidentId' | 'contactId' |
 async function admitDeliveries<C extends Candidate>(ctx: Ctx, now: Date, candidates: C[]): Promise<C[]> {
   const lapsed = candidates.filter((c) => c.status === 'sending').map((c) => c._id);
   if (lapsed.length > 0) {
-    await ctx.m.deliveries.updateMany({ _id: { $in: lapsed }, status: 'sending', leaseUntil: { $lte: now } }, { $set: { maybeAccepted: true } }, { writeConcern: ctx.wc }).exec();
+    await ctx.m.deliveries
+      .updateMany(
+        { _id: { $in: lapsed }, status: 'sending', leaseUntil: { $lte: now } },
+        { $set: { maybeAccepted: true } },
+        { writeConcern: ctx.wc },
+      )
+      .exec();
   }
   const clears = candidates.filter((c) => c.kind === 'all_clear');
   if (clears.length === 0) return candidates;
@@ -133,14 +139,20 @@ export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise
   let unconfirmed: unknown;
   try {
     await ctx.m.deliveries
-      .updateMany({ incidentId, kind: 'sos', status: 'pending' }, { $set: { status: 'superseded', updatedAt: now, lastOp: op } }, { writeConcern: ctx.wc })
+      .updateMany(
+        { incidentId, kind: 'sos', status: 'pending' },
+        { $set: { status: 'superseded', updatedAt: now, lastOp: op } },
+        { writeConcern: ctx.wc },
+      )
       .exec();
   } catch (err) {
     if (!isWriteConcernError(err)) throw err;
     unconfirmed = err;
   }
   const q = ctx.m.deliveries.find({ incidentId, lastOp: op }).sort({ createdAt: 1, _id: 1 });
-  const moved = await (unconfirmed === undefined ? q.lean<DeliveryDoc[]>().exec() : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
+  const moved = await (unconfirmed === undefined
+    ? q.lean<DeliveryDoc[]>().exec()
+    : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
   return moved.map(toDelivery);
 }
 
@@ -149,13 +161,22 @@ export async function supersedeClaimed(ctx: Ctx, key: string, attempt: number, r
   const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.deliveries, {
     filter: { _id: key, status: 'sending', attempts: attempt },
-    update: (op) => ({ $set: { status: 'superseded', lastError: reason, updatedAt: now, lastOp: op }, $inc: { attempts: -1 }, $unset: { leaseUntil: 1, claimToken: 1 } }),
+    update: (op) => ({
+      $set: { status: 'superseded', lastError: reason, updatedAt: now, lastOp: op },
+      $inc: { attempts: -1 },
+      $unset: { leaseUntil: 1, claimToken: 1 },
+    }),
   });
   return d ? toDelivery(d) : null;
 }
 
 /** Forward-only receipt: CAS from one of `from` (computed by the domain) to `to`. */
-export async function applyReceipt(ctx: Ctx, providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null> {
+export async function applyReceipt(
+  ctx: Ctx,
+  providerMessageId: string,
+  to: 'sent' | 'delivered' | 'failed',
+  from: readonly DeliveryStatus[],
+): Promise<Delivery | null> {
   if (from.length === 0) return null;
   const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.deliveries, {

@@ -4,7 +4,17 @@
  */
 import mongoose from 'mongoose';
 
-const { MongoBulkWriteError, MongoServerError, MongoWriteConcernError, MongoNetworkError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError, MongoClientClosedError, MongoOperationTimeoutError } = mongoose.mongo;
+const {
+  MongoBulkWriteError,
+  MongoServerError,
+  MongoWriteConcernError,
+  MongoNetworkError,
+  MongoServerSelectionError,
+  MongoNotConnectedError,
+  MongoTopologyClosedError,
+  MongoClientClosedError,
+  MongoOperationTimeoutError,
+} = mongoose.mongo;
 
 const DUPLICATE_KEY = 11000;
 

@@ -31,7 +31,9 @@ export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: st
     return { incident: toIncident(doc), created: true };
   } catch (err) {
     if (isWriteConcernError(err)) {
-      const seen = await rereadMajority(err, () => ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec());
+      const seen = await rereadMajority(err, () =>
+        ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec(),
+      );
       if (seen) return { incident: toIncident(seen), created: seen._id === id };
       throw unknownOutcome(err);
     }
@@ -65,7 +67,13 @@ export async function listIncidents(ctx: Ctx, filter: { status?: IncidentStatus 
 }
 
 /** CAS incident from one of `from` to `to`, stamping who and when. */
-export async function transitionIncident(ctx: Ctx, id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
+export async function transitionIncident(
+  ctx: Ctx,
+  id: string,
+  from: readonly IncidentStatus[],
+  to: IncidentStatus,
+  by: string,
+): Promise<Incident | null> {
   if (from.length === 0) return null;
   const now = await ctx.now();
   const stamp = to === 'acknowledged' ? { acknowledgedAt: now, acknowledgedBy: by } : { resolvedAt: now, resolvedBy: by };

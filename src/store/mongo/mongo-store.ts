@@ -44,7 +44,13 @@ export interface CommandInfo {
 
 export type ServerKind = 'mongodb' | 'ferretdb';
 
-const DEFAULTS = { writeConcern: 'majority' as const, writeTimeoutMs: 5000, serverSelectionTimeoutMs: 5000, clockRefreshMs: 5000, pingTimeoutMs: 2000 };
+const DEFAULTS = {
+  writeConcern: 'majority' as const,
+  writeTimeoutMs: 5000,
+  serverSelectionTimeoutMs: 5000,
+  clockRefreshMs: 5000,
+  pingTimeoutMs: 2000,
+};
 
 /** The database named in the URI path, if any. */
 const dbInUri = (uri: string): string | undefined => /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(uri)?.[1];
@@ -63,7 +69,12 @@ export class MongoStore implements Store {
     this.clock = new ServerClock(() => this.serverTime(), settings.clockRefreshMs);
     this.ctx = { m: makeModels(conn), now: () => this.clock.now(), wc };
     const { onCommand } = settings;
-    if (onCommand) conn.getClient().on('commandStarted', (e) => onCommand({ name: e.commandName, writeConcern: e.command.writeConcern, readConcern: e.command.readConcern }));
+    if (onCommand)
+      conn
+        .getClient()
+        .on('commandStarted', (e) =>
+          onCommand({ name: e.commandName, writeConcern: e.command.writeConcern, readConcern: e.command.readConcern }),
+        );
   }
 
   /** Connect, fail fast when no server answers, and build the indexes. */

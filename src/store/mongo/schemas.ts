@@ -103,7 +103,12 @@ function timerSchema(): Schema<TimerDoc> {
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
-      cmdKeys: { type: [new Schema<CommandKey>({ key: { type: String, required: true }, fingerprint: { type: String, required: true } }, { _id: false })], default: undefined },
+      cmdKeys: {
+        type: [
+          new Schema<CommandKey>({ key: { type: String, required: true }, fingerprint: { type: String, required: true } }, { _id: false }),
+        ],
+        default: undefined,
+      },
       claimToken: String,
       lastOp: String,
     },
@@ -200,7 +205,12 @@ function contactsSchema(): Schema<ContactsDoc> {
     { _id: false },
   );
   return new Schema<ContactsDoc>(
-    { _id: { type: String, required: true }, contacts: { type: [contact], required: true }, updatedAt: { type: Date, required: true }, lastOp: String },
+    {
+      _id: { type: String, required: true },
+      contacts: { type: [contact], required: true },
+      updatedAt: { type: Date, required: true },
+      lastOp: String,
+    },
     { ...OPTIONS, collection: 'contacts' },
   );
 }

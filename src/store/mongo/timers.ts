@@ -63,8 +63,12 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
       }
     }
     if (idem) {
-      const prior = await ctx.m.timers.findOne({ idemScope: idemScope(t.userId, idem.key) }).lean<TimerDoc>().exec();
-      if (prior) return prior.idemFingerprint === idem.fingerprint ? { kind: 'replayed', timer: toTimer(prior) } : { kind: 'idempotency_mismatch' };
+      const prior = await ctx.m.timers
+        .findOne({ idemScope: idemScope(t.userId, idem.key) })
+        .lean<TimerDoc>()
+        .exec();
+      if (prior)
+        return prior.idemFingerprint === idem.fingerprint ? { kind: 'replayed', timer: toTimer(prior) } : { kind: 'idempotency_mismatch' };
     }
     const current = await ctx.m.timers.findOne({ liveUser: t.userId }).lean<TimerDoc>().exec();
     if (current) return { kind: 'live_timer_exists', timer: toTimer(current) };
@@ -116,7 +120,14 @@ const EXTEND_ATTEMPTS = 5;
  * Under a command key the filter also requires the key to be absent; a read that finds
  * it answers null, and the caller looks the key up.
  */
-async function extendDoc(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps, key?: CommandKey): Promise<TimerDoc | null> {
+async function extendDoc(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  seconds: number,
+  caps: ExtensionCaps,
+  key?: CommandKey,
+): Promise<TimerDoc | null> {
   for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt++) {
     const read = await ctx.m.timers.findOne({ _id: id, userId }).lean<TimerDoc>().exec();
     if (!read) return null;
@@ -125,7 +136,14 @@ async function extendDoc(ctx: Ctx, id: string, userId: string, seconds: number, 
     const next = extendedDeadline(read, seconds, caps, await ctx.now());
     if (!next) return null;
     const d = await casOne(ctx, ctx.m.timers, {
-      filter: { _id: id, userId, status: live, expiresAt: read.expiresAt, extensions: read.extensions, ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}) },
+      filter: {
+        _id: id,
+        userId,
+        status: live,
+        expiresAt: read.expiresAt,
+        extensions: read.extensions,
+        ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}),
+      },
       update: (op) => ({
         $set: { expiresAt: next.expiresAt, status: 'extended', extensions: next.extensions, lastOp: op },
         $currentDate: { updatedAt: true },
@@ -156,11 +174,24 @@ async function resolveDoc(ctx: Ctx, id: string, userId: string, to: 'safe' | 'ca
   });
 }
 
-export function extendTimerKeyed(ctx: Ctx, id: string, userId: string, seconds: number, caps: ExtensionCaps, idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+export function extendTimerKeyed(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  seconds: number,
+  caps: ExtensionCaps,
+  idem: IdempotencyClaim,
+): Promise<KeyedCommandResult> {
   return keyed(ctx, userId, idem, (key) => extendDoc(ctx, id, userId, seconds, caps, key));
 }
 
-export function resolveTimerKeyed(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult> {
+export function resolveTimerKeyed(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  to: 'safe' | 'cancelled',
+  idem: IdempotencyClaim,
+): Promise<KeyedCommandResult> {
   return keyed(ctx, userId, idem, (key) => resolveDoc(ctx, id, userId, to, key));
 }
 
@@ -172,7 +203,12 @@ export function resolveTimerKeyed(ctx: Ctx, id: string, userId: string, to: 'saf
  * case a concurrent retry just won it. Two requests racing with one key on two different
  * timers are not caught (each applies at most once).
  */
-async function keyed(ctx: Ctx, userId: string, idem: IdempotencyClaim, cas: (key: CommandKey) => Promise<TimerDoc | null>): Promise<KeyedCommandResult> {
+async function keyed(
+  ctx: Ctx,
+  userId: string,
+  idem: IdempotencyClaim,
+  cas: (key: CommandKey) => Promise<TimerDoc | null>,
+): Promise<KeyedCommandResult> {
   const prior = await priorUse(ctx, userId, idem);
   if (prior) return prior;
   const d = await cas({ key: idem.key, fingerprint: idem.fingerprint });
@@ -202,7 +238,11 @@ export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Pr
     due: { status: live, expiresAt: { $lte: now } },
     order: 'expiresAt',
     limit,
-    update: { $set: { status: 'expired', escalation: 'pending', resolvedAt: now, expiredByFence: fence }, $currentDate: { updatedAt: true }, $unset: { liveUser: 1 } },
+    update: {
+      $set: { status: 'expired', escalation: 'pending', resolvedAt: now, expiredByFence: fence },
+      $currentDate: { updatedAt: true },
+      $unset: { liveUser: 1 },
+    },
   });
   return mine.map(toTimer);
 }
@@ -247,7 +287,12 @@ export async function maxRecordedFence(ctx: Ctx): Promise<number> {
 export async function stateCounts(ctx: Ctx): Promise<StateCounts> {
   const timers = (status: 'active' | 'extended') => ctx.m.timers.countDocuments({ status }).readConcern('majority').exec();
   const incidents = (status: 'active' | 'acknowledged') => ctx.m.incidents.countDocuments({ status }).readConcern('majority').exec();
-  const [active, extended, open, acknowledged] = await Promise.all([timers('active'), timers('extended'), incidents('active'), incidents('acknowledged')]);
+  const [active, extended, open, acknowledged] = await Promise.all([
+    timers('active'),
+    timers('extended'),
+    incidents('active'),
+    incidents('acknowledged'),
+  ]);
   return { timers: { active, extended }, incidents: { active: open, acknowledged } };
 }
 
@@ -275,7 +320,13 @@ export async function recordEscalationFailure(ctx: Ctx, timerId: string, error: 
 
 export async function failedEscalations(ctx: Ctx, limit: number): Promise<Timer[]> {
   if (noneWanted(limit)) return [];
-  const docs = await ctx.m.timers.find({ escalation: 'failed' }).sort({ expiresAt: 1, _id: 1 }).limit(limit).batchSize(limit).lean<TimerDoc[]>().exec();
+  const docs = await ctx.m.timers
+    .find({ escalation: 'failed' })
+    .sort({ expiresAt: 1, _id: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .lean<TimerDoc[]>()
+    .exec();
   return docs.map(toTimer);
 }
 

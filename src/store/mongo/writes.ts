@@ -52,7 +52,11 @@ export async function rereadMajority<T>(unconfirmed: unknown, reread: () => Prom
  * Await a single-document CAS write tagged with `op`. On an unconfirmed write concern,
  * `reread` (majority) decides: our write visible → its document; anything else → unknown.
  */
-export async function settle<D extends { lastOp?: string }>(write: Promise<D | null>, reread: () => Promise<D | null>, op: string): Promise<D | null> {
+export async function settle<D extends { lastOp?: string }>(
+  write: Promise<D | null>,
+  reread: () => Promise<D | null>,
+  op: string,
+): Promise<D | null> {
   try {
     return await write;
   } catch (err) {
@@ -100,5 +104,7 @@ export const noneWanted = (limit: number | undefined): boolean => limit !== unde
 
 /** Keyset `(updatedAt, _id)` strictly after `(since, sinceId)`; without an id, strictly after `since`. */
 export function changedAfter(since: Date, sinceId: string | undefined) {
-  return sinceId === undefined ? { updatedAt: { $gt: since } } : { $or: [{ updatedAt: { $gt: since } }, { updatedAt: since, _id: { $gt: sinceId } }] };
+  return sinceId === undefined
+    ? { updatedAt: { $gt: since } }
+    : { $or: [{ updatedAt: { $gt: since } }, { updatedAt: since, _id: { $gt: sinceId } }] };
 }

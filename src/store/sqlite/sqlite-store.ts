@@ -13,20 +13,21 @@ import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, DeliveryOutcome, IdempotencyClaim, KeyedCommandResult, NewDelivery, NewTimer, StateCounts, Store } from '../port.js';
+import type {
+  ArmResult,
+  ChangedSince,
+  DeliveryOutcome,
+  IdempotencyClaim,
+  KeyedCommandResult,
+  NewDelivery,
+  NewTimer,
+  StateCounts,
+  Store,
+} from '../port.js';
 import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
-import {
-  toContact,
-  toDelivery,
-  toIncident,
-  toTimer,
-  type ContactRow,
-  type DeliveryRow,
-  type IncidentRow,
-  type TimerRow,
-} from './rows.js';
+import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
 
 export interface SqliteOptions {
   /** path of the database file; created with its folder when missing */
@@ -129,7 +130,6 @@ export class SqliteStore implements Store {
 
   // ── timers ──────────────────────────────────────────────────────────────────
 
-
   async armTimer(t: NewTimer, idem?: IdempotencyClaim): Promise<ArmResult> {
     const now = this.clock();
     const run = this.db.transaction((): ArmResult => {
@@ -169,9 +169,19 @@ export class SqliteStore implements Store {
   async listTimers(userId: string, filter: { status?: TimerStatus } & ChangedSince = {}): Promise<Timer[]> {
     const { status, since } = filter;
     const st = since
-      ? status ? this.st.timersSinceByStatus : this.st.timersSince
-      : status ? this.st.timersNewestByStatus : this.st.timersNewest;
-    const rows = st.all({ userId, status: status ?? null, since: since?.getTime() ?? null, sinceId: filter.sinceId ?? null, limit: filter.limit ?? PAGE_SIZE }) as TimerRow[];
+      ? status
+        ? this.st.timersSinceByStatus
+        : this.st.timersSince
+      : status
+        ? this.st.timersNewestByStatus
+        : this.st.timersNewest;
+    const rows = st.all({
+      userId,
+      status: status ?? null,
+      since: since?.getTime() ?? null,
+      sinceId: filter.sinceId ?? null,
+      limit: filter.limit ?? PAGE_SIZE,
+    }) as TimerRow[];
     return rows.map(toTimer);
   }
 
@@ -283,7 +293,8 @@ export class SqliteStore implements Store {
   async stateCounts(): Promise<StateCounts> {
     const counts = { timers: { active: 0, extended: 0 }, incidents: { active: 0, acknowledged: 0 } };
     for (const r of this.st.timersLiveByStatus.all() as { status: 'active' | 'extended'; n: number }[]) counts.timers[r.status] = r.n;
-    for (const r of this.st.incidentsOpenByStatus.all() as { status: 'active' | 'acknowledged'; n: number }[]) counts.incidents[r.status] = r.n;
+    for (const r of this.st.incidentsOpenByStatus.all() as { status: 'active' | 'acknowledged'; n: number }[])
+      counts.incidents[r.status] = r.n;
     return counts;
   }
 
@@ -321,14 +332,24 @@ export class SqliteStore implements Store {
   async listIncidents(filter: { status?: IncidentStatus } & ChangedSince = {}): Promise<Incident[]> {
     const { status, since } = filter;
     const st = since
-      ? status ? this.st.incidentsSinceByStatus : this.st.incidentsSince
-      : status ? this.st.incidentsOldestByStatus : this.st.incidentsOldest;
-    const rows = st.all({ status: status ?? null, since: since?.getTime() ?? null, sinceId: filter.sinceId ?? null, limit: filter.limit ?? PAGE_SIZE }) as IncidentRow[];
+      ? status
+        ? this.st.incidentsSinceByStatus
+        : this.st.incidentsSince
+      : status
+        ? this.st.incidentsOldestByStatus
+        : this.st.incidentsOldest;
+    const rows = st.all({
+      status: status ?? null,
+      since: since?.getTime() ?? null,
+      sinceId: filter.sinceId ?? null,
+      limit: filter.limit ?? PAGE_SIZE,
+    }) as IncidentRow[];
     return rows.map(toIncident);
   }
 
   async transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null> {
-    const st = to === 'acknowledged' ? this.st.incidentAcknowledge : to === 'false_alarm' ? this.st.incidentFalseAlarm : this.st.incidentResolve;
+    const st =
+      to === 'acknowledged' ? this.st.incidentAcknowledge : to === 'false_alarm' ? this.st.incidentFalseAlarm : this.st.incidentResolve;
     const row = st.get({ id, to, by, from: JSON.stringify(from), now: this.clock() }) as IncidentRow | undefined;
     return row ? toIncident(row) : null;
   }
@@ -347,7 +368,8 @@ export class SqliteStore implements Store {
     const now = this.clock();
     this.db
       .transaction(() => {
-        for (const d of list) this.st.deliveryInsert.run({ ...d, incidentId: incident.id, userId: incident.userId, now, traceparent: d.traceparent ?? null });
+        for (const d of list)
+          this.st.deliveryInsert.run({ ...d, incidentId: incident.id, userId: incident.userId, now, traceparent: d.traceparent ?? null });
       })
       .immediate();
     const rows = this.st.deliveriesOfIncident.all(incident.id) as DeliveryRow[];
@@ -399,9 +421,14 @@ export class SqliteStore implements Store {
     return row ? toDelivery(row) : null;
   }
 
-  async applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null> {
+  async applyReceipt(
+    providerMessageId: string,
+    to: 'sent' | 'delivered' | 'failed',
+    from: readonly DeliveryStatus[],
+  ): Promise<Delivery | null> {
     if (from.length === 0) return null;
-    const row = this.st.deliveryApplyReceipt.get({ pid: providerMessageId, to, from: JSON.stringify(from), now: this.clock() }) as DeliveryRow | undefined;
+    const row = this.st.deliveryApplyReceipt.get({ pid: providerMessageId, to, from: JSON.stringify(from), now: this.clock() }) as
+      DeliveryRow | undefined;
     return row ? toDelivery(row) : null;
   }
 

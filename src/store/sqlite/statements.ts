@@ -38,7 +38,8 @@ export const SQL = Object.freeze({
       AND status IN ('active','extended') AND expires_at <= @now
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
-  timerMarkEscalated: "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
+  timerMarkEscalated:
+    "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
   timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
   // index-backed (timers_due, incidents by status): closed records are never counted
   timersLiveByStatus: "SELECT status, COUNT(*) AS n FROM timers WHERE status IN ('active','extended') GROUP BY status",
@@ -50,7 +51,8 @@ export const SQL = Object.freeze({
       escalation = CASE WHEN escalation_attempts + 1 >= @max THEN 'failed' ELSE 'pending' END
     WHERE id = @id AND escalation = 'pending' RETURNING *`,
   timersEscalationFailed: "SELECT * FROM timers WHERE escalation = 'failed' ORDER BY expires_at LIMIT ?",
-  timerEscalationRetry: "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = store_now() WHERE id = ? AND escalation = 'failed' RETURNING *",
+  timerEscalationRetry:
+    "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = store_now() WHERE id = ? AND escalation = 'failed' RETURNING *",
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
