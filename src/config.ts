@@ -75,6 +75,7 @@ export const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optStr.pipe(z.url().optional()),
   OTEL_EXPORTER_OTLP_HEADERS: optStr,
   OTEL_EXPORTER_OTLP_TIMEOUT: int(10000, 1),
+  OTEL_SERVICE_NAME: optStr,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -107,7 +108,17 @@ export interface Config {
 /** Off unless an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is set. */
 export type TracingConfig =
   | { exporter: 'none' }
-  | { exporter: 'otlp'; /** the full traces URL (…/v1/traces) */ url: string; headers: Record<string, string>; timeoutMs: number };
+  | {
+      exporter: 'otlp';
+      /** the full traces URL (…/v1/traces) */
+      url: string;
+      headers: Record<string, string>;
+      timeoutMs: number;
+      /** `service.name` of every span (OTEL_SERVICE_NAME, default `vigil`) */
+      serviceName: string;
+      /** `service.instance.id`: the replica */
+      instanceId: string;
+    };
 
 export interface SmsConfig {
   primary: 'twilio' | 'fast2sms';
@@ -150,7 +161,7 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
   return out;
 }
 
-function tracingConfig(e: Env): TracingConfig {
+function tracingConfig(e: Env, instanceId: string): TracingConfig {
   const endpointSet = e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
   const exporter = e.OTEL_SDK_DISABLED === 'true' ? 'none' : (e.OTEL_TRACES_EXPORTER ?? (endpointSet ? 'otlp' : 'none'));
   if (exporter === 'none') return { exporter };
@@ -160,6 +171,8 @@ function tracingConfig(e: Env): TracingConfig {
     url: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base ?? 'http://localhost:4318'}/v1/traces`,
     headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS),
     timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
+    serviceName: e.OTEL_SERVICE_NAME ?? 'vigil',
+    instanceId,
   };
 }
 
@@ -182,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.SQLITE_BUSY_TIMEOUT_MS !== undefined && e.SQLITE_BUSY_TIMEOUT_MS > e.LOCK_TTL_MS / 2)
     throw new ConfigError('SQLITE_BUSY_TIMEOUT_MS: must be at most half of LOCK_TTL_MS');
   const dataDir = resolve(e.DATA_DIR);
+  const replicaId = e.REPLICA_ID ?? `${hostname()}-${process.pid}`;
   return {
     mode: cluster ? 'cluster' : 'embedded',
     port: e.PORT,
@@ -199,7 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     jwtSecret: e.JWT_SECRET ?? embeddedSecret(dataDir),
     logLevel: e.LOG_LEVEL,
-    replicaId: e.REPLICA_ID ?? `${hostname()}-${process.pid}`,
+    replicaId,
     limits: {
       minSeconds: e.TIMER_MIN_SECONDS,
       maxSeconds: e.TIMER_MAX_SECONDS,
@@ -243,6 +257,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerIncident: e.SMS_MAX_PER_INCIDENT,
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
     },
-    tracing: tracingConfig(e),
+    tracing: tracingConfig(e, replicaId),
   };
 }

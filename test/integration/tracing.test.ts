@@ -200,9 +200,14 @@ describe('tracing from configuration', () => {
     return r.body.timer.id as string;
   };
 
-  it('with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach the collector over OTLP/HTTP by the time Vigil has stopped', async () => {
+  it('with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach the collector over OTLP/HTTP by the time Vigil has stopped, naming service and replica', async () => {
     const v = await startTestVigil(
-      { OTEL_EXPORTER_OTLP_ENDPOINT: col.url, OTEL_EXPORTER_OTLP_HEADERS: 'x-team=safety' },
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: col.url,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-team=safety',
+        OTEL_SERVICE_NAME: 'vigil-test',
+        REPLICA_ID: 'replica-7',
+      },
       { manualTicks: true },
     );
     const traceId = hex(16);
@@ -212,6 +217,10 @@ describe('tracing from configuration', () => {
     const exported = col.bodies.filter((b) => b.startsWith('POST /v1/traces '));
     expect(exported.length).toBeGreaterThan(0);
     expect(exported.some((b) => b.includes(traceId) && b.includes('POST /v1/timers'))).toBe(true);
+    // the resource of the batch: OTLP/JSON writes attributes as {"key":…,"value":{"stringValue":…}}
+    const withSpan = exported.find((b) => b.includes(traceId)) ?? '';
+    expect(withSpan).toContain('{"key":"service.name","value":{"stringValue":"vigil-test"}}');
+    expect(withSpan).toContain('{"key":"service.instance.id","value":{"stringValue":"replica-7"}}');
   });
 
   it('with tracing off (the default) nothing is exported, no traceparent is stored and no OTel global is registered', async () => {

@@ -21,13 +21,17 @@ describe('tracing configuration', () => {
       tracingOf({
         OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
         OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-team=safety',
+        REPLICA_ID: 'vigil-7d9f-abc',
       }),
     ).toEqual({
       exporter: 'otlp',
       url: 'http://collector:4318/v1/traces',
       headers: { authorization: 'Bearer abc', 'x-team': 'safety' },
       timeoutMs: 10000,
+      serviceName: 'vigil',
+      instanceId: 'vigil-7d9f-abc',
     });
+    expect(tracingOf({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SERVICE_NAME: 'vigil-eu' })).toMatchObject({ serviceName: 'vigil-eu' });
     expect(tracingOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:9999/traces', OTEL_EXPORTER_OTLP_TIMEOUT: '2500' })).toMatchObject({
       url: 'http://c:9999/traces',
       timeoutMs: 2500,
