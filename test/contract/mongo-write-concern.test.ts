@@ -185,10 +185,7 @@ const WRITES: TaggedWrite[] = [
     write: command('findAndModify', 'deliveries'),
     reread: majorityFind('deliveries'),
     async prepare(store) {
-      const { incident } = await openedIncident(store);
-      await store.addDeliveries(incident, newDeliveries(incident.id, 1));
-      const [d] = await store.claimDeliveries(10, 60_000);
-      if (!d) throw new Error('nothing leased');
+      const d = await leasedDelivery(store);
       return {
         run: () => store.recordAttempt(d.key, d.attempts, { status: 'sent', carrier: 'twilio', providerMessageId: `SM${d.key}` }),
         applied: async () => (await store.getDelivery(d.key))?.status === 'sent',
@@ -201,10 +198,7 @@ const WRITES: TaggedWrite[] = [
     write: command('findAndModify', 'deliveries'),
     reread: majorityFind('deliveries'),
     async prepare(store) {
-      const { incident } = await openedIncident(store);
-      await store.addDeliveries(incident, newDeliveries(incident.id, 1));
-      const [d] = await store.claimDeliveries(10, 60_000);
-      if (!d) throw new Error('nothing leased');
+      const d = await leasedDelivery(store);
       const sid = `SM${randomUUID()}`;
       await store.recordAttempt(d.key, d.attempts, { status: 'sent', carrier: 'twilio', providerMessageId: sid });
       return {
@@ -278,10 +272,7 @@ const WRITES: TaggedWrite[] = [
     write: command('findAndModify', 'deliveries'),
     reread: majorityFind('deliveries'),
     async prepare(store) {
-      const { incident } = await openedIncident(store);
-      await store.addDeliveries(incident, newDeliveries(incident.id, 1));
-      const [d] = await store.claimDeliveries(10, 60_000);
-      if (!d) throw new Error('nothing leased');
+      const d = await leasedDelivery(store);
       return {
         run: () => store.supersedeClaimed(d.key, d.attempts, 'all clear'),
         applied: async () => (await store.getDelivery(d.key))?.status === 'superseded',
@@ -290,6 +281,15 @@ const WRITES: TaggedWrite[] = [
     },
   },
 ];
+
+/** One delivery of a fresh incident, claimed (status `sending`) by this test. */
+async function leasedDelivery(store: MongoStore) {
+  const { incident } = await openedIncident(store);
+  await store.addDeliveries(incident, newDeliveries(incident.id, 1));
+  const [d] = await store.claimDeliveries(10, 60_000);
+  if (!d) throw new Error('nothing leased');
+  return d;
+}
 
 const UNCONFIRMED = { kind: 'unavailable', code: 'store_write_unconfirmed' };
 const REREAD_TIMED_OUT: FaultAction = {

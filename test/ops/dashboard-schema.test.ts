@@ -7,14 +7,12 @@
  * fields as TypeScript enums, which no JSON value can be; `Literal<T>` turns each string enum
  * into the union of its values and changes nothing else.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { typecheckFile } from '../helpers/typecheck.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 const CHECK = (json: string) => `import type { DataQuery, Dashboard, FieldConfigSource, Panel, RowPanel } from '@grafana/schema';
 import type { Options as StatOptions } from '@grafana/schema/dist/esm/raw/composable/stat/panelcfg/x/StatPanelCfg_types.gen';
@@ -47,24 +45,7 @@ describe('Grafana dashboard schema', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const tsc = (json: string) => {
-    writeFileSync(join(dir, 'check.ts'), CHECK(json));
-    writeFileSync(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          skipLibCheck: true,
-          noEmit: true,
-          types: [],
-        },
-        files: ['check.ts'],
-      }),
-    );
-    const r = spawnSync(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-    return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+    return typecheckFile(dir, CHECK(json), ROOT);
   };
 
   it('ops/grafana/vigil-dashboard.json is a @grafana/schema Dashboard', () => {

@@ -5,15 +5,13 @@
  * object of the kustomize-like build of k8s/ is written as an object literal typed with its
  * kubernetes-models interface and compiled with `tsc --noEmit`.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { typecheckFile } from '../helpers/typecheck.js';
 import { kustomizeBuild, type KObject } from '../helpers/kustomize.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const TYPES: Record<string, { from: string; type: string }> = {
   'v1/ConfigMap': { from: 'kubernetes-models/v1', type: 'IConfigMap' },
   'v1/Service': { from: 'kubernetes-models/v1', type: 'IService' },
@@ -42,24 +40,7 @@ describe('manifest fields', () => {
     const body = typed
       .map((o, i) => `export const o${i}: ${TYPES[`${o.apiVersion}/${o.kind}`]?.type ?? ''} = ${JSON.stringify(o, null, 2)};`)
       .join('\n\n');
-    writeFileSync(join(dir, 'check.ts'), `${imports}\n\n${body}\n`);
-    writeFileSync(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          skipLibCheck: true,
-          noEmit: true,
-          types: [],
-        },
-        files: ['check.ts'],
-      }),
-    );
-    const r = spawnSync(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-    return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}`, count: typed.length };
+    return { ...typecheckFile(dir, `${imports}\n\n${body}\n`, ROOT), count: typed.length };
   };
 
   it('every built-in object of `kubectl apply -k k8s/` has only fields its Kubernetes type declares', () => {
