@@ -15,6 +15,8 @@ import { makeLimits } from './domain/limits.js';
 import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
+import { createRateLimits } from './http/rate-limit.js';
+import { connectRedisLimitStores } from './http/rate-limit-redis.js';
 import { receiptRoutes } from './http/routes/receipts.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
@@ -162,7 +164,27 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       if (app) app(req, res);
       else res.writeHead(503).end();
     });
-    const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
+    // connection caps: slow or idle clients cannot hold sockets forever
+    http.maxConnections = config.http.maxConnections > 0 ? config.http.maxConnections : Infinity;
+    http.headersTimeout = config.http.headersTimeoutMs;
+    http.requestTimeout = config.http.requestTimeoutMs;
+    http.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+    const realtime: Realtime = createRealtime(http, {
+      jwtSecret: config.jwtSecret,
+      tokenPolicy: config.tokens,
+      perUser: config.sockets.perUser,
+      metrics,
+      log,
+      adapter: fanout?.adapter,
+    });
+    let limitStores: Awaited<ReturnType<typeof connectRedisLimitStores>> | undefined;
+    if (config.redisUrl) {
+      const l = await connectRedisLimitStores(config.redisUrl, log);
+      limitStores = l;
+      cleanups.push(() => l.close());
+    }
+    const rateLimits = createRateLimits(config.rateLimit, log, limitStores?.storeFor);
+    cleanups.push(async () => rateLimits.close());
     const smsBudget = new SmsBudget(
       store,
       { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
@@ -178,7 +200,10 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       log,
       tracing,
       jwtSecret: config.jwtSecret,
+      tokenPolicy: config.tokens,
       bodyLimit: config.bodyLimit,
+      rateLimit: rateLimits.middleware,
+      trustProxy: config.trustProxy,
       draining: () => draining,
       openapi: openapiDocument(limits),
       extra: [

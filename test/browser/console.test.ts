@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { startVigil, type Vigil } from '../../src/main.js';
+import { GENEROUS_LIMITS } from '../helpers/limits.js';
 import type { AttemptResult } from '../../src/domain/delivery.js';
 import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 
@@ -88,6 +89,7 @@ describe.skipIf(!hasChromium)(
         HOST: '127.0.0.1',
         TIMER_MIN_SECONDS: '1',
         LOG_LEVEL: 'silent',
+        ...GENEROUS_LIMITS,
         DELIVERY_BACKOFF_BASE_MS: '2000',
       });
       vigil = await startVigil(config, { carrier });
