@@ -120,7 +120,8 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
       req.socket.off('close', release);
       answer();
     };
-    const t = setTimeout(release, c.holdMs);
+    // jittered (½–1½ × holdMs): held refusals released on the same tick would come back as one burst
+    const t = setTimeout(release, Math.round(c.holdMs * (0.5 + Math.random())));
     req.socket.once('close', release);
   };
 
