@@ -132,6 +132,29 @@ describe('client mistakes are 4xx, never 500', () => {
   });
 });
 
+describe('names that go into texts', () => {
+  it('refuses control, bidi and invisible characters in a place or contact name with a clear 400, and writes nothing', async () => {
+    const t = v.token('hardening-names');
+    for (const locationName of ['Blue\u202eBottle', 'Caf\u00e9\u0007', 'a\u2066b', 'x\u200by', 'line\u2028break']) {
+      const r = await v.api(t, 'POST', '/v1/timers', { durationSeconds: 600, locationName });
+      expect(r.status, JSON.stringify(locationName)).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.body.error.details.issues[0].message).toMatch(/control characters, bidi controls/);
+    }
+    const c = await v.api(t, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Mum\u202e', phone: '+14155550100' }] });
+    expect(c.status).toBe(400);
+    expect((await v.api(t, 'GET', '/v1/timers')).body.timers).toEqual([]);
+    expect((await v.api(t, 'GET', '/v1/me/contacts')).body.contacts).toEqual([]);
+  });
+
+  it('accepts names in any script, emoji sequences with joiners, and dotted names (defanged in texts)', async () => {
+    for (const [i, locationName] of ['کافه\u200cنادری', 'Zoë & Ødegård', '👩\u200d👩\u200d👧 park', 'cafe.com'].entries()) {
+      const r = await v.api(v.token(`hardening-script-${i}`), 'POST', '/v1/timers', { durationSeconds: 600, locationName });
+      expect(r.status, locationName).toBe(201);
+    }
+  });
+});
+
 describe('headers', () => {
   it('API answers are never cached and never sniffed', async () => {
     const r = await raw(v.url, { path: '/v1/me/contacts', headers: auth() });
@@ -187,7 +210,7 @@ describe('metric labels', () => {
   it('1,000 requests with random casing and paths add a bounded number of route series', async () => {
     const series = async () =>
       (await v.vigil.metrics.registry.getSingleMetric('vigil_http_request_duration_seconds')?.get())?.values.filter((x) =>
-        x.metricName?.endsWith('_count'),
+        (x as { metricName?: string }).metricName?.endsWith('_count'),
       ).length ?? 0;
     const before = await series();
     const flip = (s: string) => [...s].map((c) => (Math.random() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join('');
