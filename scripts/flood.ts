@@ -134,7 +134,7 @@ async function main() {
       const line = text.split('\n').find((l) => !l.startsWith('#') && l.split(/[ {]/)[0]?.endsWith(suffix));
       return line ? Number(line.split(' ').at(-1)) : NaN;
     };
-    await scrape(); // the event-loop figures restart from here
+    const cpuBefore = metric(await scrape(), 'process_cpu_seconds_total'); // the event-loop figures restart from here
     const flooder = new Worker(FLOODER, { eval: true, workerData: { port, token: token('flooder'), conns, ms: floodMs } });
     const flood = new Promise<FloodCounts>((resolve, reject) => {
       flooder.once('message', resolve);
@@ -195,6 +195,7 @@ async function main() {
     console.log(
       `service event loop during the run: delay p99 ${ms(metric(during, 'eventloop_lag_p99_seconds') * 1000)}  max ${ms(metric(during, 'eventloop_lag_max_seconds') * 1000)}`,
     );
+    console.log(`service CPU during the run: ${(metric(during, 'process_cpu_seconds_total') - cpuBefore).toFixed(2)} s`);
     console.log(`ended: ${[...ended].map(([s, n]) => `${s} ${n}`).join(', ')}`);
     console.log(`SOS incidents: ${incidents.incidents.length} (must be 0)`);
     process.exitCode = incidents.incidents.length === 0 ? 0 : 1;

@@ -76,7 +76,8 @@ export function createApp(d: AppDeps): Express {
       const seconds = (performance.now() - start) / 1000;
       d.metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
       d.metrics.countCommand(req.method, route, res.statusCode, res.locals.errorCode);
-      if (route !== '/metrics' && route !== '/livez' && route !== '/readyz') {
+      // refusals of a flood are counted, not logged one by one (rate-limit.ts logs each exhausted budget once)
+      if (route !== '/metrics' && route !== '/livez' && route !== '/readyz' && res.statusCode !== 429) {
         d.log.info({ reqId: req.requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
       }
     });

@@ -103,6 +103,10 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
   const stores: { shutdown?: () => void | Promise<void> }[] = [];
 
   const refuse = (budget: Budget) => (req: Request, res: Response) => {
+    // one line per exhausted budget and window, not one per refused request
+    const info = (req as Request & { rateLimit?: { used: number; limit: number } }).rateLimit;
+    if (info && info.used === info.limit + 1)
+      log.info({ reqId: req.requestId, budget, userId: req.principal?.userId }, 'request budget exhausted');
     const answer = () => {
       if (res.writableEnded || res.destroyed) return;
       sendError(res, 429, 'rate_limited', `too many requests (${budget} budget); retry after the number of seconds in Retry-After`, {
