@@ -15,6 +15,7 @@ import { makeLimits } from './domain/limits.js';
 import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { createRateLimits } from './http/rate-limit.js';
 import { connectRedisLimitStores } from './http/rate-limit-redis.js';
 import { receiptRoutes } from './http/routes/receipts.js';
@@ -169,6 +170,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     http.headersTimeout = config.http.headersTimeoutMs;
     http.requestTimeout = config.http.requestTimeoutMs;
     http.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+    answerClientErrors(http);
     const realtime: Realtime = createRealtime(http, {
       jwtSecret: config.jwtSecret,
       tokenPolicy: config.tokens,
