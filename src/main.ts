@@ -161,15 +161,21 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     // Express must be the server's own request handler before Socket.IO attaches: Socket.IO
     // then takes its /socket.io/ requests and passes every other request on to Express.
     let app: Express | undefined;
-    const http: Server = createServer((req, res) => {
-      if (app) app(req, res);
-      else res.writeHead(503).end();
-    });
+    const http: Server = createServer(
+      {
+        headersTimeout: config.http.headersTimeoutMs,
+        requestTimeout: config.http.requestTimeoutMs,
+        keepAliveTimeout: config.http.keepAliveTimeoutMs,
+        // how often Node enforces the two timeouts above (default 30 s)
+        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.http.headersTimeoutMs / 4))),
+      },
+      (req, res) => {
+        if (app) app(req, res);
+        else res.writeHead(503).end();
+      },
+    );
     // connection caps: slow or idle clients cannot hold sockets forever
     http.maxConnections = config.http.maxConnections > 0 ? config.http.maxConnections : Infinity;
-    http.headersTimeout = config.http.headersTimeoutMs;
-    http.requestTimeout = config.http.requestTimeoutMs;
-    http.keepAliveTimeout = config.http.keepAliveTimeoutMs;
     answerClientErrors(http);
     const realtime: Realtime = createRealtime(http, {
       jwtSecret: config.jwtSecret,
