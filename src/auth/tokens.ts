@@ -4,6 +4,7 @@
  * Every token must carry `exp`, and may not live longer than the policy's maximum
  * (exp − iat, or exp − now when there is no iat); `iss`/`aud` are checked when configured.
  */
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { DomainError } from '../domain/errors.js';
 
@@ -25,10 +26,21 @@ export const DEFAULT_TOKEN_POLICY: TokenPolicy = { maxLifetimeSeconds: 30 * 24 *
 
 export const unauthorized = (message: string) => new DomainError('unauthorized', 'unauthorized', message);
 
+/**
+ * Given a string, jsonwebtoken first tries to parse it as a PEM public key (createPublicKey,
+ * which throws) on every verify: a quarter of the CPU of a flood went there. A KeyObject
+ * skips that; the last secret's key is kept.
+ */
+let lastKey: { secret: string; key: KeyObject } | undefined;
+function secretKey(secret: string): KeyObject {
+  if (lastKey?.secret !== secret) lastKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+  return lastKey.key;
+}
+
 export function verifyToken(secret: string, token: string, policy: TokenPolicy = DEFAULT_TOKEN_POLICY, nowMs = Date.now()): Principal {
   let claims: string | jwt.JwtPayload;
   try {
-    claims = jwt.verify(token, secret, {
+    claims = jwt.verify(token, secretKey(secret), {
       algorithms: ['HS256'],
       clockTimestamp: Math.floor(nowMs / 1000),
       ...(policy.issuer ? { issuer: policy.issuer } : {}),
