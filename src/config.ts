@@ -76,6 +76,22 @@ export const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_HEADERS: optStr,
   OTEL_EXPORTER_OTLP_TIMEOUT: int(10000, 1),
   OTEL_SERVICE_NAME: optStr,
+  RATE_LIMIT_WINDOW_MS: int(10000, 100),
+  RATE_LIMIT_PER_PERSON: int(100, 1),
+  RATE_LIMIT_CHECKINS_PER_PERSON: int(20, 1),
+  RATE_LIMIT_PER_IP: int(200, 1),
+  RATE_LIMIT_HOLD_MS: int(1000).pipe(z.number().max(5000, 'must be at most 5000')),
+  RATE_LIMIT_MAX_HELD: int(1000),
+  RATE_LIMIT_REDIS_TIMEOUT_MS: int(250, 1),
+  TRUST_PROXY: z.string().default('loopback, linklocal, uniquelocal'),
+  HTTP_MAX_CONNECTIONS: int(4096),
+  HTTP_HEADERS_TIMEOUT_MS: int(10000, 1),
+  HTTP_REQUEST_TIMEOUT_MS: int(15000, 1),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
+  SOCKETS_PER_USER: int(10, 1),
+  JWT_MAX_LIFETIME_SECONDS: int(2592000, 1),
+  JWT_ISSUER: optStr,
+  JWT_AUDIENCE: optStr,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -103,6 +119,36 @@ export interface Config {
   bodyLimit: string;
   sms: SmsConfig;
   tracing: TracingConfig;
+  rateLimit: RateLimitConfig;
+  /** Express `trust proxy`: which hops may set X-Forwarded-For (the per-IP limit keys on the result) */
+  trustProxy: boolean | number | string[];
+  http: HttpLimits;
+  sockets: { perUser: number };
+  tokens: { maxLifetimeSeconds: number; issuer?: string; audience?: string };
+}
+
+export interface RateLimitConfig {
+  windowMs: number;
+  perPerson: number;
+  /** safe / cancel / extend: their own budget, never spent by other routes */
+  checkInsPerPerson: number;
+  /** requests without a valid token, per client address */
+  perIp: number;
+  /** how long a refusal is held before it is answered (0: at once) */
+  holdMs: number;
+  /** at most this many refusals held at once; beyond it they are answered at once */
+  maxHeld: number;
+  /** a Redis rate-limit call slower than this counts as Redis being down */
+  redisTimeoutMs: number;
+}
+
+export interface HttpLimits {
+  /** 0: no cap */
+  maxConnections: number;
+  headersTimeoutMs: number;
+  /** the whole request, body included, must arrive within this */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
 }
 
 /** Off unless an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is set. */
@@ -161,6 +207,21 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
   return out;
 }
 
+/** `true`/`false`, a hop count, or a comma-separated list of addresses, subnets and Express names (loopback…). */
+export function parseTrustProxy(raw: string): boolean | number | string[] {
+  const v = raw.trim();
+  if (v === 'true') return true;
+  if (v === 'false' || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (list.some((s) => !/^[\w.:/]+$/.test(s)))
+    throw new ConfigError('TRUST_PROXY: must be true, false, a hop count or a comma-separated list of addresses/subnets');
+  return list;
+}
+
 function tracingConfig(e: Env, instanceId: string): TracingConfig {
   const endpointSet = e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
   const exporter = e.OTEL_SDK_DISABLED === 'true' ? 'none' : (e.OTEL_TRACES_EXPORTER ?? (endpointSet ? 'otlp' : 'none'));
@@ -194,6 +255,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // (every LOCK_TTL_MS / 3): the wait must end well before the lease could lapse
   if (e.SQLITE_BUSY_TIMEOUT_MS !== undefined && e.SQLITE_BUSY_TIMEOUT_MS > e.LOCK_TTL_MS / 2)
     throw new ConfigError('SQLITE_BUSY_TIMEOUT_MS: must be at most half of LOCK_TTL_MS');
+  if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS)
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS: must be >= HTTP_HEADERS_TIMEOUT_MS');
   const dataDir = resolve(e.DATA_DIR);
   const replicaId = e.REPLICA_ID ?? `${hostname()}-${process.pid}`;
   return {
@@ -258,5 +321,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
     },
     tracing: tracingConfig(e, replicaId),
+    rateLimit: {
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
+      perPerson: e.RATE_LIMIT_PER_PERSON,
+      checkInsPerPerson: e.RATE_LIMIT_CHECKINS_PER_PERSON,
+      perIp: e.RATE_LIMIT_PER_IP,
+      holdMs: e.RATE_LIMIT_HOLD_MS,
+      maxHeld: e.RATE_LIMIT_MAX_HELD,
+      redisTimeoutMs: e.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    },
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    http: {
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    sockets: { perUser: e.SOCKETS_PER_USER },
+    tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE },
   };
 }

@@ -15,6 +15,9 @@ import { makeLimits } from './domain/limits.js';
 import { consoleRouter } from './console/router.js';
 import { createApp } from './http/app.js';
 import { openapiDocument } from './http/openapi.js';
+import { answerClientErrors } from './http/client-errors.js';
+import { createRateLimits } from './http/rate-limit.js';
+import { connectRedisLimitStores } from './http/rate-limit-redis.js';
 import { receiptRoutes } from './http/routes/receipts.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
@@ -158,11 +161,38 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     // Express must be the server's own request handler before Socket.IO attaches: Socket.IO
     // then takes its /socket.io/ requests and passes every other request on to Express.
     let app: Express | undefined;
-    const http: Server = createServer((req, res) => {
-      if (app) app(req, res);
-      else res.writeHead(503).end();
+    const http: Server = createServer(
+      {
+        headersTimeout: config.http.headersTimeoutMs,
+        requestTimeout: config.http.requestTimeoutMs,
+        keepAliveTimeout: config.http.keepAliveTimeoutMs,
+        // how often Node enforces the two timeouts above (default 30 s)
+        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.http.headersTimeoutMs / 4))),
+      },
+      (req, res) => {
+        if (app) app(req, res);
+        else res.writeHead(503).end();
+      },
+    );
+    // connection caps: slow or idle clients cannot hold sockets forever
+    http.maxConnections = config.http.maxConnections > 0 ? config.http.maxConnections : Infinity;
+    answerClientErrors(http);
+    const realtime: Realtime = createRealtime(http, {
+      jwtSecret: config.jwtSecret,
+      tokenPolicy: config.tokens,
+      perUser: config.sockets.perUser,
+      metrics,
+      log,
+      adapter: fanout?.adapter,
     });
-    const realtime: Realtime = createRealtime(http, { jwtSecret: config.jwtSecret, metrics, log, adapter: fanout?.adapter });
+    let limitStores: Awaited<ReturnType<typeof connectRedisLimitStores>> | undefined;
+    if (config.redisUrl) {
+      const l = await connectRedisLimitStores(config.redisUrl, log);
+      limitStores = l;
+      cleanups.push(() => l.close());
+    }
+    const rateLimits = createRateLimits(config.rateLimit, log, limitStores?.storeFor);
+    cleanups.push(async () => rateLimits.close());
     const smsBudget = new SmsBudget(
       store,
       { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
@@ -178,7 +208,10 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       log,
       tracing,
       jwtSecret: config.jwtSecret,
+      tokenPolicy: config.tokens,
       bodyLimit: config.bodyLimit,
+      rateLimit: rateLimits.middleware,
+      trustProxy: config.trustProxy,
       draining: () => draining,
       openapi: openapiDocument(limits),
       extra: [

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { Router, type Response } from 'express';
 
@@ -22,7 +22,7 @@ export interface ConsoleOptions {
 // No inline script or style anywhere: the page works under this policy as it stands.
 const CSP = [
   "default-src 'self'",
-  "connect-src 'self' ws: wss:",
+  "connect-src 'self'",
   "img-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
@@ -63,18 +63,19 @@ export function consoleRouter(o: ConsoleOptions = {}): Router {
   r.get('/', (req, res) => {
     // relative asset URLs need the trailing slash: /console → /console/
     if (!req.originalUrl.split('?')[0]?.endsWith('/')) return res.redirect(301, `${req.baseUrl}/`);
-    const index = join(dir, 'index.html');
     if (!existsSync(join(dir, 'console.js'))) {
       res.status(503).type('text/plain').send('The console is not built: run `npm run build`.\n');
       return;
     }
     res.setHeader('Cache-Control', 'no-store');
-    res.sendFile(index);
+    // a root, not an absolute path: `send` refuses dot segments in the path it is given,
+    // and Vigil may be installed under ~/.cache, ~/.npm/_npx or ~/.local
+    res.sendFile('index.html', { root: dir });
   });
 
   r.get('/socket.io.min.js', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=3600');
-    res.sendFile(ioClient);
+    res.sendFile(basename(ioClient), { root: dirname(ioClient) });
   });
 
   r.use(

@@ -27,6 +27,16 @@ const clip = (s: string, n: number): string => {
 // read differently from what it says.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/gu;
+/**
+ * What the API refuses in a name (place, contact): control characters, bidi controls,
+ * invisible characters and line separators. Zero-width (non-)joiners stay allowed: Persian,
+ * Indic scripts and emoji sequences need them. Links are not refused (a café may be called
+ * "cafe.com"); texts defang them (plainName).
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const REFUSED_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/u;
+export const hasRefusedNameChars = (s: string): boolean => REFUSED_IN_NAMES.test(s);
+
 // scheme://…, www.…, or a bare domain name: our map link is the only link a text carries
 const LINK_LIKE = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)|\b([a-z0-9-]+)\.(?=(?:[a-z]{2,})\b)/giu;
 

@@ -4,14 +4,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SpanStatusCode } from '@opentelemetry/api';
-import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { IncidentService } from '../app/incidents.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
 import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
-import { adminOnly, bearer } from './auth.js';
+import type { TokenPolicy } from '../auth/tokens.js';
+import { adminOnly, identify, requirePrincipal } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
@@ -26,7 +28,13 @@ export interface AppDeps {
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
   tracing?: Tracing;
   jwtSecret: string;
+  /** exp required, maximum lifetime, iss/aud; default: 30 days, no iss/aud */
+  tokenPolicy?: TokenPolicy;
   bodyLimit: string;
+  /** request budgets (./rate-limit.ts); none: unlimited */
+  rateLimit?: RequestHandler;
+  /** Express `trust proxy`; default: loopback, link-local and unique-local addresses */
+  trustProxy?: boolean | number | string[];
   /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
   draining: () => boolean;
   /** routers mounted before the API (e.g. carrier receipts, the console) */
@@ -34,11 +42,15 @@ export interface AppDeps {
   openapi?: object;
 }
 
-/** The route template (`/v1/timers/:id`), never the URL: ids must not become metric labels. */
-function routeLabel(req: Request, res: Response): string {
+/**
+ * The route template (`/v1/timers/:id`), never the URL: ids must not become metric labels.
+ * Express matches case-insensitively and the mount point keeps the client's spelling, so
+ * it is lower-cased (every mount point is lower case); unmatched requests share one label.
+ */
+export function routeLabel(req: Request, res: Response): string {
   if (!req.route) return 'unmatched';
   const base = typeof res.locals.base === 'string' ? res.locals.base : req.baseUrl;
-  const path = `${base}${String(req.route.path)}`;
+  const path = `${base.toLowerCase()}${String(req.route.path)}`;
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
@@ -51,7 +63,7 @@ const markBase = (req: Request, res: Response, next: NextFunction) => {
 export function createApp(d: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  app.set('trust proxy', d.trustProxy ?? ['loopback', 'linklocal', 'uniquelocal']);
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -64,7 +76,8 @@ export function createApp(d: AppDeps): Express {
       const seconds = (performance.now() - start) / 1000;
       d.metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
       d.metrics.countCommand(req.method, route, res.statusCode, res.locals.errorCode);
-      if (route !== '/metrics' && route !== '/livez' && route !== '/readyz') {
+      // refusals of a flood are counted, not logged one by one (rate-limit.ts logs each exhausted budget once)
+      if (route !== '/metrics' && route !== '/livez' && route !== '/readyz' && res.statusCode !== 429) {
         d.log.info({ reqId: req.requestId, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
       }
     });
@@ -95,6 +108,15 @@ export function createApp(d: AppDeps): Express {
     tracing.run(span, next);
   });
 
+  // nosniff, no framing, no referrer, a deny-all CSP for JSON answers (the console sets its own)
+  app.use(
+    helmet({
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+      crossOriginResourcePolicy: { policy: 'same-origin' },
+      referrerPolicy: { policy: 'no-referrer' },
+    }),
+  );
+
   app.get('/livez', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -108,6 +130,11 @@ export function createApp(d: AppDeps): Express {
     res.setHeader('Content-Type', d.metrics.registry.contentType);
     res.send(await d.metrics.registry.metrics());
   });
+  // Everything below is budgeted: the token is read first (no body yet), then the budget of
+  // the person, or of the address when there is no valid token, is charged.
+  app.use(identify(d.jwtSecret, d.tokenPolicy));
+  if (d.rateLimit) app.use(d.rateLimit);
+
   if (d.openapi) {
     const doc = d.openapi;
     app.get('/openapi.json', (_req, res) => {
@@ -118,8 +145,14 @@ export function createApp(d: AppDeps): Express {
   for (const e of d.extra ?? []) app.use(e.path, e.router);
 
   const api = express.Router();
+  // answers may carry phone numbers and places: never cached anywhere
+  api.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  // authenticated before the body is read: an anonymous client cannot make us parse anything
+  api.use(requirePrincipal);
   api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
-  api.use(bearer(d.jwtSecret));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));

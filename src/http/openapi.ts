@@ -120,10 +120,12 @@ const ERROR_RESPONSES: Record<string, string> = {
   '404': 'NotFound',
   '409': 'Conflict',
   '413': 'PayloadTooLarge',
+  '415': 'UnsupportedEncoding',
   '422': 'IdempotencyMismatch',
+  '429': 'RateLimited',
   '500': 'Internal',
 };
-const userErrors = ['400', '401', '413', '500'];
+const userErrors = ['400', '401', '413', '415', '429', '500'];
 /** no bearer token: health, metrics, this document, the console page */
 const public_: { security: Record<string, string[]>[] } = { security: [] };
 
@@ -378,6 +380,8 @@ function paths(): Record<string, PathItem> {
           '400': errorResponse('`invalid_receipt`: MessageSid or MessageStatus missing'),
           '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
           '413': ref('responses', 'PayloadTooLarge'),
+          '415': ref('responses', 'UnsupportedEncoding'),
+          '429': ref('responses', 'RateLimited'),
           '500': ref('responses', 'Internal'),
         },
       },
@@ -540,6 +544,14 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
           '`idempotency_key_reused`: the Idempotency-Key was used with a different request (body, command or timer)',
         ),
         PayloadTooLarge: errorResponse('The body exceeds BODY_LIMIT'),
+        UnsupportedEncoding: errorResponse(
+          '`unsupported_encoding`: a Content-Encoding other than identity, gzip, deflate, br, or a charset other than utf-8',
+        ),
+        RateLimited: errorResponse(
+          '`rate_limited`: over a request budget (per person; check-ins have their own; per address without a token). ' +
+            '`details.budget` names it. Retry after `Retry-After` seconds.',
+          { 'Retry-After': { description: 'seconds until the budget refills', schema: { type: 'integer' } } },
+        ),
         Internal: errorResponse('Unexpected error; quote the X-Request-Id'),
       },
       schemas: schemas(limits),

@@ -7,6 +7,7 @@ import { E164, MAX_CONTACTS } from '../domain/contact.js';
 import { decodeCursor, type ChangePosition } from '../app/cursor.js';
 import { Invalid } from '../domain/errors.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
+import { hasRefusedNameChars } from '../domain/messages.js';
 import { PAGE_SIZE } from '../domain/paging.js';
 import { TIMER_STATUSES } from '../domain/timer.js';
 import { GeoPoint } from './schemas.js';
@@ -19,7 +20,14 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, where: str
   });
 }
 
-const text = (max: number) => z.string().trim().min(1).max(max);
+/** A name that goes into texts: no control, bidi or invisible characters (domain/messages.ts). */
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((s) => !hasRefusedNameChars(s), 'must not contain control characters, bidi controls, invisible characters or line breaks');
 
 // durations are bounded by the configured TimerLimits in the domain (400 `out_of_range`), not here
 export const ArmBody = z.strictObject({

@@ -13,6 +13,7 @@ import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../../src/auth/tokens.js';
+import { GENEROUS_LIMITS } from './limits.js';
 import type { SweepReport } from '../../src/worker/sweeper.js';
 import { requestJson, type ApiAnswer } from './http.js';
 import { freePort } from './net.js';
@@ -129,6 +130,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       DELIVERY_BACKOFF_CAP_MS: '500',
       DELIVERY_MAX_IN_FLIGHT: '500',
       SHUTDOWN_TIMEOUT_MS: '5000',
+      ...GENEROUS_LIMITS,
       ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
       ...extra,
     };

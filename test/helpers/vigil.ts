@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { startVigil, type Overrides, type Vigil } from '../../src/main.js';
 import { requestJson, type ApiAnswer } from './http.js';
+import { GENEROUS_LIMITS } from './limits.js';
 
 export interface TestVigil {
   vigil: Vigil;
@@ -31,6 +32,8 @@ export async function startTestVigil(
     TIMER_MIN_SECONDS: '1',
     DELIVERY_BACKOFF_BASE_MS: '50',
     DELIVERY_BACKOFF_CAP_MS: '200',
+    // tests make many requests from one address and one token; the limits have their own tests
+    ...GENEROUS_LIMITS,
     ...env,
   });
   const vigil = await startVigil(config, overrides);

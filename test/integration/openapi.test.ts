@@ -13,6 +13,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { signToken } from '../../src/auth/tokens.js';
+import { GENEROUS_LIMITS } from '../helpers/limits.js';
 import { MAX_CONTACTS } from '../../src/domain/contact.js';
 import { makeLimits } from '../../src/domain/limits.js';
 import { HTTP_METHODS, openapiDocument, type OpenApiDocument, type Operation } from '../../src/http/openapi.js';
@@ -110,7 +111,15 @@ let doc: OpenApiDocument;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-openapi-'));
   // not the defaults: the documented duration bounds must follow the configuration
-  const env = { DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', TIMER_MIN_SECONDS: '45', TIMER_MAX_SECONDS: '7200' };
+  const env = {
+    DATA_DIR: dir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    TIMER_MIN_SECONDS: '45',
+    TIMER_MAX_SECONDS: '7200',
+    ...GENEROUS_LIMITS,
+  };
   vigil = await startVigil(loadConfig(env));
   doc = openapiDocument(makeLimits(vigil.config.limits));
   const found: unknown = vigil.app;
