@@ -24,8 +24,11 @@ import type {
   StateCounts,
   Store,
 } from '../port.js';
+import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
+import * as batch from './batch.js';
 import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
+import { prepareBatch } from './statements-batch.js';
 import { prepareAll, type Statements } from './statements.js';
 import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
 
@@ -49,6 +52,7 @@ const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperat
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
+  private readonly batch: batch.BatchCtx;
   private readonly clock: () => number;
   private readonly lagMs: number;
   private closed = false;
@@ -66,6 +70,7 @@ export class SqliteStore implements Store {
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.batch = { db: this.db, st: this.st, bst: prepareBatch(this.db), clock: this.clock };
     this.guardOperations();
   }
 
@@ -457,5 +462,31 @@ export class SqliteStore implements Store {
       })
       .immediate();
     return this.getContacts(userId);
+  }
+
+  // ── group commit (./batch.ts) ───────────────────────────────────────────────
+
+  async escalateBatch(items: EscalationItem[]): Promise<EscalationResult[]> {
+    return batch.escalateBatch(this.batch, items);
+  }
+
+  async incidentsForTimers(timerIds: string[]): Promise<Incident[]> {
+    return batch.incidentsForTimers(this.batch, timerIds);
+  }
+
+  async contactsOf(userIds: string[]): Promise<Map<string, Contact[]>> {
+    return batch.contactsOf(this.batch, userIds);
+  }
+
+  async countDeliveriesSinceMany(userIds: string[], since: Date): Promise<Map<string, number>> {
+    return batch.countDeliveriesSinceMany(this.batch, userIds, since);
+  }
+
+  async nextDeadline(): Promise<Date | null> {
+    return batch.nextDeadline(this.batch);
+  }
+
+  async recordAttempts(list: AttemptRecord[]): Promise<(Delivery | null)[]> {
+    return batch.recordAttempts(this.batch, list);
   }
 }
