@@ -33,6 +33,7 @@ import { MongoStore } from './store/mongo/mongo-store.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { tracerProviderFor } from './telemetry/provider.js';
 import { createTracing, type Tracing } from './telemetry/tracing.js';
+import { reportingDeadlines } from './worker/deadline-events.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
 import { Scheduler } from './worker/scheduler.js';
@@ -168,7 +169,10 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
       { log, metrics },
     );
-    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget, tracing);
+    // arming or extending here moves this replica's next wake-up earlier (the scheduler exists later)
+    let onDeadline: (at: Date) => void = () => undefined;
+    const timerEvents = reportingDeadlines(realtime.publisher, (at) => onDeadline(at));
+    const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
@@ -219,7 +223,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
       batchSize: config.sweep.batchSize,
-      concurrency: config.sweep.concurrency,
+      // better-sqlite3 is synchronous: concurrent groups would only run back to back in one turn of the event loop
+      concurrency: config.mongodbUri ? config.sweep.concurrency : 1,
       maxEscalationAttempts: config.escalationMaxAttempts,
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
@@ -228,7 +233,11 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
     });
-    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
+    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, {
+      store,
+      maxAheadMs: config.sweep.lockTtlMs,
+    });
+    onDeadline = (at) => scheduler.deadlineAt(at);
     cleanups.push(() => scheduler.stop());
 
     const port = (http.address() as AddressInfo).port;
