@@ -42,7 +42,7 @@ export const EnvSchema = z.object({
   DELIVERY_BACKOFF_BASE_MS: int(2000, 1),
   DELIVERY_BACKOFF_CAP_MS: int(300000, 1),
   DELIVERY_LEASE_MS: int(30000, 100),
-  DELIVERY_MAX_IN_FLIGHT: int(50, 1),
+  DELIVERY_MAX_IN_FLIGHT: int(64, 1),
   SHUTDOWN_TIMEOUT_MS: int(25000, 0),
   BODY_LIMIT: z.string().default('16kb'),
   MONGODB_DB: optStr,
@@ -60,9 +60,12 @@ export const EnvSchema = z.object({
   TWILIO_STATUS_CALLBACK_URL: optStr.pipe(z.url().optional()),
   TWILIO_BASE_URL: optStr.pipe(z.url().optional()),
   TWILIO_TIMEOUT_MS: int(10000, 100),
+  /** sends started per second through Twilio; 0 = no limit (see docs/sms.md for Twilio's per-sender limits) */
+  TWILIO_MAX_PER_SECOND: int(0, 0),
   FAST2SMS_API_KEY: optStr,
   FAST2SMS_BASE_URL: optStr.pipe(z.url().optional()),
   FAST2SMS_TIMEOUT_MS: int(10000, 100),
+  FAST2SMS_MAX_PER_SECOND: int(0, 0),
   SMS_FAILOVER_THRESHOLD: int(3, 1),
   SMS_FAILOVER_OPEN_MS: int(30000, 100),
   SMS_MAX_PER_INCIDENT: int(12, 1),
@@ -114,6 +117,8 @@ export interface SmsConfig {
   twilio?: { accountSid: string; authToken: string; from: string; statusCallbackUrl?: string; baseUrl?: string; timeoutMs: number };
   fast2sms?: { apiKey: string; baseUrl?: string; timeoutMs: number };
   failover: { threshold: number; openMs: number };
+  /** sends started per second per carrier; 0 = no limit */
+  maxPerSecond: { twilio: number; fast2sms: number };
   maxPerIncident: number;
   maxPerUserPerDay: number;
 }
@@ -240,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ? { apiKey: e.FAST2SMS_API_KEY, baseUrl: e.FAST2SMS_BASE_URL, timeoutMs: e.FAST2SMS_TIMEOUT_MS }
         : undefined,
       failover: { threshold: e.SMS_FAILOVER_THRESHOLD, openMs: e.SMS_FAILOVER_OPEN_MS },
+      maxPerSecond: { twilio: e.TWILIO_MAX_PER_SECOND, fast2sms: e.FAST2SMS_MAX_PER_SECOND },
       maxPerIncident: e.SMS_MAX_PER_INCIDENT,
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
     },

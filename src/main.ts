@@ -27,6 +27,7 @@ import { ConsoleCarrier } from './sms/console.js';
 import { FailoverCarrier } from './sms/failover.js';
 import { Fast2SmsCarrier } from './sms/fast2sms.js';
 import type { Carrier } from './sms/port.js';
+import { RateLimitedCarrier, type Pacing } from './sms/rate-limited.js';
 import { TwilioCarrier } from './sms/twilio.js';
 import type { Store } from './store/port.js';
 import { MongoStore } from './store/mongo/mongo-store.js';
@@ -103,22 +104,31 @@ async function openLock(config: Config, log: Logger, store: Store): Promise<Lock
   return lock;
 }
 
-/** Console unless a carrier is configured; with both, the primary fails over to the other. */
-function chooseCarrier(config: Config, log: Logger, metrics: Metrics, tracing: Tracing): Carrier {
-  const { twilio, fast2sms, primary, failover } = config.sms;
-  const t = twilio ? new TwilioCarrier({ ...twilio, tracing }) : undefined;
-  const f = fast2sms ? new Fast2SmsCarrier(fast2sms) : undefined;
+/** A carrier limited to `perSecond` starts per second (0: as it is). */
+const paced = (c: Carrier, perSecond: number): Carrier => (perSecond > 0 ? new RateLimitedCarrier(c, perSecond) : c);
+
+/**
+ * Console unless a carrier is configured; with both, the primary fails over to the other.
+ * Each carrier keeps its own send rate; the dispatcher paces its claims by the primary's.
+ */
+function chooseCarrier(config: Config, log: Logger, metrics: Metrics, tracing: Tracing): { carrier: Carrier; pacing?: Pacing } {
+  const { twilio, fast2sms, primary, failover, maxPerSecond } = config.sms;
+  const t = twilio ? paced(new TwilioCarrier({ ...twilio, tracing }), maxPerSecond.twilio) : undefined;
+  const f = fast2sms ? paced(new Fast2SmsCarrier(fast2sms), maxPerSecond.fast2sms) : undefined;
+  const pacingOf = (c: Carrier | undefined) => (c instanceof RateLimitedCarrier ? c : undefined);
   if (t && f) {
     const [first, second] = primary === 'fast2sms' ? [f, t] : [t, f];
-    return new FailoverCarrier(first, second, {
+    const carrier = new FailoverCarrier(first, second, {
       ...failover,
       onStateChange: (state) => {
         metrics.carrierCircuit.set(state === 'closed' ? 0 : state === 'open' ? 1 : 0.5);
         log.warn({ state, primary: first.name, secondary: second.name }, 'carrier circuit changed state');
       },
     });
+    return { carrier, pacing: pacingOf(first) };
   }
-  return t ?? f ?? new ConsoleCarrier(log);
+  const one = t ?? f;
+  return one ? { carrier: one, pacing: pacingOf(one) } : { carrier: new ConsoleCarrier(log) };
 }
 
 export async function startVigil(config: Config, o: Overrides = {}): Promise<Vigil> {
@@ -147,7 +157,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     metrics.observeStore(store);
     const lock = o.lock ?? (await openLock(config, log, store));
     cleanups.push(() => lock.close());
-    const carrier: Carrier = o.carrier ?? chooseCarrier(config, log, metrics, tracing);
+    const chosen = o.carrier ? { carrier: o.carrier } : chooseCarrier(config, log, metrics, tracing);
+    const carrier: Carrier = chosen.carrier;
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
@@ -232,6 +243,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       leaseMs: config.delivery.leaseMs,
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
+      pacing: chosen.pacing,
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, {
       store,
