@@ -72,6 +72,8 @@ export const EnvSchema = z.object({
   SMS_MAX_PER_USER_PER_DAY: int(60, 1),
   /** unset → a quarter of LOCK_TTL_MS */
   SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
+  /** full: every commit is fsynced (survives power loss); normal: WAL fsynced at checkpoints only (docs/performance-notes.md) */
+  SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
   OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).default('false'),
   OTEL_TRACES_EXPORTER: optStr.pipe(z.enum(['otlp', 'none']).optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optStr.pipe(z.url().optional()),
@@ -90,6 +92,7 @@ export interface Config {
   sqliteFile: string;
   /** how long a SQLite write waits for another process's lock before answering 503 */
   sqliteBusyTimeoutMs: number;
+  sqliteSynchronous: 'full' | 'normal';
   mongodbUri?: string;
   mongodb: { dbName?: string; writeConcern: 'majority' | number; writeTimeoutMs: number; serverSelectionTimeoutMs: number };
   redisUrl?: string;
@@ -194,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     sqliteFile: join(dataDir, 'vigil.db'),
     sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS ?? Math.floor(e.LOCK_TTL_MS / 4),
+    sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
     mongodbUri: e.MONGODB_URI,
     mongodb: {
       dbName: e.MONGODB_DB,

@@ -79,7 +79,7 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
     return store;
   }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
-  return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs, synchronous: config.sqliteSynchronous });
 }
 
 async function openLock(config: Config, log: Logger, store: Store): Promise<Lock> {

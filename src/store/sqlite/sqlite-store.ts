@@ -45,6 +45,13 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** how long after its stamp a write may still be committing (ms), default 1000; list cursors lag by it */
   changeLagMs?: number;
+  /**
+   * `full` (default): every commit is fsynced before it returns, so an acknowledged write
+   * survives a power loss; the fsync blocks the event loop. `normal`: in WAL mode the log is
+   * fsynced at checkpoints only: never corrupt, nothing lost when the process dies, but a
+   * power loss or OS crash may lose the last commits (docs/performance-notes.md).
+   */
+  synchronous?: 'full' | 'normal';
 }
 
 const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations']);
@@ -64,7 +71,7 @@ export class SqliteStore implements Store {
     this.clock = opts.clock ?? Date.now;
     this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
+    this.db.pragma(opts.synchronous === 'normal' ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
