@@ -2,7 +2,7 @@
  * Benchmark: how fast one sweeper escalates a backlog of due timers on the embedded
  * SQLite store, how fast the dispatcher then hands the texts to a fake carrier, and how
  * long the event loop was blocked meanwhile. Prints figures; asserts nothing.
- *   npx tsx scripts/bench-sweep.ts [timers=5000] [contactsPerUser=2] [carrierLatencyMs=50] [full|normal (SQLITE_SYNCHRONOUS)] [groupSize=50] [batchSize=SWEEP_BATCH_SIZE]
+ *   npx tsx scripts/bench-sweep.ts [timers=5000] [contactsPerUser=2] [carrierLatencyMs=50] [full|normal (SQLITE_SYNCHRONOUS)] [groupSize=25] [batchSize=100]
  * The dispatcher runs as the scheduler drives it: a tick every second (the cron heartbeat)
  * plus whatever it starts on its own; 64 sends in flight (the default).
  */
@@ -25,8 +25,8 @@ const n = Number(process.argv[2] ?? 5000);
 const contacts = Number(process.argv[3] ?? 2);
 const latencyMs = Number(process.argv[4] ?? 50);
 const synchronous = process.argv[5] === 'normal' ? 'normal' : 'full';
-const groupSize = Number(process.argv[6] ?? 50);
-const batchSize = Number(process.argv[7] ?? 200);
+const groupSize = Number(process.argv[6] ?? 25);
+const batchSize = Number(process.argv[7] ?? 100);
 
 class FakeCarrier implements Carrier {
   readonly name = 'fake';

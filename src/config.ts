@@ -33,7 +33,7 @@ export const EnvSchema = z.object({
     .string()
     .default('* * * * * *')
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
-  SWEEP_BATCH_SIZE: int(500, 1),
+  SWEEP_BATCH_SIZE: int(100, 1),
   SWEEP_CONCURRENCY: int(16, 1),
   ESCALATION_MAX_ATTEMPTS: int(5, 1),
   LOCK_NAME: z.string().min(1).default('vigil:sweep'),

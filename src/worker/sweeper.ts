@@ -24,7 +24,7 @@ export interface SweepSettings {
   batchSize: number;
   /** groups of a batch escalated concurrently (1 on a synchronous store: nothing to overlap, only the event loop to block) */
   concurrency: number;
-  /** timers escalated by one group-commit write (default 50: one short SQLite transaction, a short block of the event loop) */
+  /** timers escalated by one group-commit write (default 25: one short SQLite transaction, a block of the event loop of a few ms) */
   groupSize?: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
@@ -208,7 +208,7 @@ export class Sweeper {
   }
 
   private async escalateAll(timers: Timer[], report: SweepReport): Promise<void> {
-    const size = Math.max(1, this.settings.groupSize ?? 50);
+    const size = Math.max(1, this.settings.groupSize ?? 25);
     const groups: Timer[][] = [];
     for (let i = 0; i < timers.length; i += size) groups.push(timers.slice(i, i + size));
     await mapLimit(groups, this.settings.concurrency, async (group) => {
