@@ -33,6 +33,8 @@ export const EnvSchema = z.object({
     .string()
     .default('* * * * * *')
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
+  /** on: also wake at the next deadline (docs/performance-notes.md); off: sweep on the cron tick only (an API-only replica: off and a rare cron) */
+  SWEEP_WAKE_UPS: z.enum(['on', 'off']).default('on'),
   SWEEP_BATCH_SIZE: int(100, 1),
   SWEEP_CONCURRENCY: int(16, 1),
   ESCALATION_MAX_ATTEMPTS: int(5, 1),
@@ -100,7 +102,7 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
-  sweep: { cron: string; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
+  sweep: { cron: string; wakeUps: boolean; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
   /** failed escalations of one timer before it is dead-lettered */
   escalationMaxAttempts: number;
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
@@ -217,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sweep: {
       cron: e.SWEEP_CRON,
+      wakeUps: e.SWEEP_WAKE_UPS === 'on',
       batchSize: e.SWEEP_BATCH_SIZE,
       concurrency: e.SWEEP_CONCURRENCY,
       lockName: e.LOCK_NAME,

@@ -245,10 +245,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       tracing,
       pacing: chosen.pacing,
     });
-    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, {
-      store,
-      maxAheadMs: config.sweep.lockTtlMs,
-    });
+    const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
+    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake);
     onDeadline = (at) => scheduler.deadlineAt(at);
     cleanups.push(() => scheduler.stop());
 
