@@ -1,24 +1,51 @@
 /**
  * Benchmark: how fast one sweeper escalates a backlog of due timers on the embedded
- * SQLite store, and the memory it takes. Prints figures; asserts nothing.
- *   npx tsx scripts/bench-sweep.ts [timers=5000] [contactsPerUser=2]
+ * SQLite store, how fast the dispatcher then hands the texts to a fake carrier, and how
+ * long the event loop was blocked meanwhile. Prints figures; asserts nothing.
+ *   npx tsx scripts/bench-sweep.ts [timers=5000] [contactsPerUser=2] [carrierLatencyMs=50] [full|normal (SQLITE_SYNCHRONOUS)] [groupSize=25] [batchSize=100]
+ * The dispatcher runs as the scheduler drives it: a tick every second (the cron heartbeat)
+ * plus whatever it starts on its own; 64 sends in flight (the default).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
+import { SmsBudget } from '../src/app/sms-budget.js';
+import type { AttemptResult } from '../src/domain/delivery.js';
 import { InProcessLock } from '../src/lock/in-process-lock.js';
 import { createMetrics } from '../src/metrics.js';
+import type { Carrier, OutgoingSms } from '../src/sms/port.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { Dispatcher } from '../src/worker/dispatcher.js';
 import { Escalator } from '../src/worker/escalator.js';
 import { Sweeper } from '../src/worker/sweeper.js';
-import { SmsBudget } from '../src/app/sms-budget.js';
 
 const n = Number(process.argv[2] ?? 5000);
 const contacts = Number(process.argv[3] ?? 2);
+const latencyMs = Number(process.argv[4] ?? 50);
+const synchronous = process.argv[5] === 'normal' ? 'normal' : 'full';
+const groupSize = Number(process.argv[6] ?? 25);
+const batchSize = Number(process.argv[7] ?? 100);
+
+class FakeCarrier implements Carrier {
+  readonly name = 'fake';
+  sent = 0;
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
+    await new Promise((r) => setTimeout(r, latencyMs));
+    this.sent++;
+    return { ok: true, carrier: this.name, providerMessageId: `fake:${sms.idempotencyKey}` };
+  }
+}
+
+const ms = (ns: number) => (ns / 1e6).toFixed(1);
+function loopFigures(h: ReturnType<typeof monitorEventLoopDelay>): string {
+  return `event-loop delay p50 ${ms(h.percentile(50))} ms, p99 ${ms(h.percentile(99))} ms, max ${ms(h.max)} ms`;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
 try {
-  const store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  const store = await SqliteStore.open({ file: join(dir, 'vigil.db'), synchronous });
   const now = await store.now();
   let t0 = performance.now();
   for (let i = 0; i < n; i++) {
@@ -43,26 +70,51 @@ try {
     new Escalator(store, { publish() {} }, metrics, log, new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }, { log })),
     metrics,
     log,
-    {
-      lockName: 'bench',
-      lockTtlMs: 60_000,
-      batchSize: 500,
-      concurrency: 16,
-      maxEscalationAttempts: 5,
-    },
+    // as main.ts configures the embedded store
+    { lockName: 'bench', lockTtlMs: 60_000, batchSize, groupSize, concurrency: 1, maxEscalationAttempts: 5 },
   );
+  const loop = monitorEventLoopDelay({ resolution: 1 });
   const rss0 = process.memoryUsage().rss;
+  loop.enable();
   t0 = performance.now();
   const report = await sweeper.sweep();
   const sweepMs = performance.now() - t0;
+  loop.disable();
   const rss1 = process.memoryUsage().rss;
   const overdue = await store.overdue();
-  console.log(`timers=${n} contacts/user=${contacts}`);
-  console.log(`arm (one by one):     ${armMs.toFixed(0)} ms  (${((n / armMs) * 1000).toFixed(0)} timers/s)`);
+  console.log(
+    `timers=${n} contacts/user=${contacts} carrier latency=${latencyMs} ms synchronous=${synchronous} claim batch=${batchSize} group=${groupSize}`,
+  );
+  console.log(`arm (one by one):       ${armMs.toFixed(0)} ms  (${((n / armMs) * 1000).toFixed(0)} timers/s)`);
   console.log(
     `sweep (claim+escalate): ${sweepMs.toFixed(0)} ms  (${((report.escalated / sweepMs) * 1000).toFixed(0)} escalations/s), claimed=${report.claimed} escalated=${report.escalated} failed=${report.failed}`,
   );
+  console.log(`  during the sweep: ${loopFigures(loop)}`);
   console.log(`rss before/after sweep: ${(rss0 / 2 ** 20).toFixed(1)} / ${(rss1 / 2 ** 20).toFixed(1)} MiB; overdue left=${overdue.count}`);
+
+  const carrier = new FakeCarrier();
+  const dispatcher = new Dispatcher(store, carrier, { publish() {} }, metrics, log, {
+    maxInFlight: 64,
+    leaseMs: 30_000,
+    retry: { maxAttempts: 6, baseMs: 2000, capMs: 300_000 },
+  });
+  const total = (await store.deliveryBacklog()).pending;
+  loop.reset();
+  loop.enable();
+  t0 = performance.now();
+  // the scheduler's shape: a tick right after the sweep, then one per second
+  await dispatcher.tick();
+  const heartbeat = setInterval(() => void dispatcher.tick(), 1000);
+  while (carrier.sent < total) await new Promise((r) => setTimeout(r, 20));
+  clearInterval(heartbeat);
+  await dispatcher.stop();
+  const drainMs = performance.now() - t0;
+  loop.disable();
+  const left = (await store.deliveryBacklog()).pending;
+  console.log(
+    `dispatch drain:         ${drainMs.toFixed(0)} ms  (${((total / drainMs) * 1000).toFixed(0)} deliveries/s), deliveries=${total} recorded-open-left=${left}`,
+  );
+  console.log(`  during the drain: ${loopFigures(loop)}`);
   await store.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -33,7 +33,9 @@ export const EnvSchema = z.object({
     .string()
     .default('* * * * * *')
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
-  SWEEP_BATCH_SIZE: int(500, 1),
+  /** on: also wake at the next deadline (docs/performance-notes.md); off: sweep on the cron tick only (an API-only replica: off and a rare cron) */
+  SWEEP_WAKE_UPS: z.enum(['on', 'off']).default('on'),
+  SWEEP_BATCH_SIZE: int(100, 1),
   SWEEP_CONCURRENCY: int(16, 1),
   ESCALATION_MAX_ATTEMPTS: int(5, 1),
   LOCK_NAME: z.string().min(1).default('vigil:sweep'),
@@ -42,7 +44,7 @@ export const EnvSchema = z.object({
   DELIVERY_BACKOFF_BASE_MS: int(2000, 1),
   DELIVERY_BACKOFF_CAP_MS: int(300000, 1),
   DELIVERY_LEASE_MS: int(30000, 100),
-  DELIVERY_MAX_IN_FLIGHT: int(50, 1),
+  DELIVERY_MAX_IN_FLIGHT: int(64, 1),
   SHUTDOWN_TIMEOUT_MS: int(25000, 0),
   BODY_LIMIT: z.string().default('16kb'),
   MONGODB_DB: optStr,
@@ -60,15 +62,20 @@ export const EnvSchema = z.object({
   TWILIO_STATUS_CALLBACK_URL: optStr.pipe(z.url().optional()),
   TWILIO_BASE_URL: optStr.pipe(z.url().optional()),
   TWILIO_TIMEOUT_MS: int(10000, 100),
+  /** sends started per second through Twilio; 0 = no limit (see docs/sms.md for Twilio's per-sender limits) */
+  TWILIO_MAX_PER_SECOND: int(0, 0),
   FAST2SMS_API_KEY: optStr,
   FAST2SMS_BASE_URL: optStr.pipe(z.url().optional()),
   FAST2SMS_TIMEOUT_MS: int(10000, 100),
+  FAST2SMS_MAX_PER_SECOND: int(0, 0),
   SMS_FAILOVER_THRESHOLD: int(3, 1),
   SMS_FAILOVER_OPEN_MS: int(30000, 100),
   SMS_MAX_PER_INCIDENT: int(12, 1),
   SMS_MAX_PER_USER_PER_DAY: int(60, 1),
   /** unset → a quarter of LOCK_TTL_MS */
   SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
+  /** full: every commit is fsynced (survives power loss); normal: WAL fsynced at checkpoints only (docs/performance-notes.md) */
+  SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
   OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).default('false'),
   OTEL_TRACES_EXPORTER: optStr.pipe(z.enum(['otlp', 'none']).optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optStr.pipe(z.url().optional()),
@@ -104,6 +111,7 @@ export interface Config {
   sqliteFile: string;
   /** how long a SQLite write waits for another process's lock before answering 503 */
   sqliteBusyTimeoutMs: number;
+  sqliteSynchronous: 'full' | 'normal';
   mongodbUri?: string;
   mongodb: { dbName?: string; writeConcern: 'majority' | number; writeTimeoutMs: number; serverSelectionTimeoutMs: number };
   redisUrl?: string;
@@ -111,7 +119,7 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
-  sweep: { cron: string; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
+  sweep: { cron: string; wakeUps: boolean; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
   /** failed escalations of one timer before it is dead-lettered */
   escalationMaxAttempts: number;
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
@@ -171,6 +179,8 @@ export interface SmsConfig {
   twilio?: { accountSid: string; authToken: string; from: string; statusCallbackUrl?: string; baseUrl?: string; timeoutMs: number };
   fast2sms?: { apiKey: string; baseUrl?: string; timeoutMs: number };
   failover: { threshold: number; openMs: number };
+  /** sends started per second per carrier; 0 = no limit */
+  maxPerSecond: { twilio: number; fast2sms: number };
   maxPerIncident: number;
   maxPerUserPerDay: number;
 }
@@ -266,6 +276,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     sqliteFile: join(dataDir, 'vigil.db'),
     sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS ?? Math.floor(e.LOCK_TTL_MS / 4),
+    sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
     mongodbUri: e.MONGODB_URI,
     mongodb: {
       dbName: e.MONGODB_DB,
@@ -285,6 +296,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sweep: {
       cron: e.SWEEP_CRON,
+      wakeUps: e.SWEEP_WAKE_UPS === 'on',
       batchSize: e.SWEEP_BATCH_SIZE,
       concurrency: e.SWEEP_CONCURRENCY,
       lockName: e.LOCK_NAME,
@@ -317,6 +329,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ? { apiKey: e.FAST2SMS_API_KEY, baseUrl: e.FAST2SMS_BASE_URL, timeoutMs: e.FAST2SMS_TIMEOUT_MS }
         : undefined,
       failover: { threshold: e.SMS_FAILOVER_THRESHOLD, openMs: e.SMS_FAILOVER_OPEN_MS },
+      maxPerSecond: { twilio: e.TWILIO_MAX_PER_SECOND, fast2sms: e.FAST2SMS_MAX_PER_SECOND },
       maxPerIncident: e.SMS_MAX_PER_INCIDENT,
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
     },

@@ -30,12 +30,14 @@ import { ConsoleCarrier } from './sms/console.js';
 import { FailoverCarrier } from './sms/failover.js';
 import { Fast2SmsCarrier } from './sms/fast2sms.js';
 import type { Carrier } from './sms/port.js';
+import { RateLimitedCarrier, type Pacing } from './sms/rate-limited.js';
 import { TwilioCarrier } from './sms/twilio.js';
 import type { Store } from './store/port.js';
 import { MongoStore } from './store/mongo/mongo-store.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { tracerProviderFor } from './telemetry/provider.js';
 import { createTracing, type Tracing } from './telemetry/tracing.js';
+import { reportingDeadlines } from './worker/deadline-events.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
 import { Scheduler } from './worker/scheduler.js';
@@ -80,7 +82,7 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
     return store;
   }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
-  return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+  return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs, synchronous: config.sqliteSynchronous });
 }
 
 async function openLock(config: Config, log: Logger, store: Store): Promise<Lock> {
@@ -105,22 +107,31 @@ async function openLock(config: Config, log: Logger, store: Store): Promise<Lock
   return lock;
 }
 
-/** Console unless a carrier is configured; with both, the primary fails over to the other. */
-function chooseCarrier(config: Config, log: Logger, metrics: Metrics, tracing: Tracing): Carrier {
-  const { twilio, fast2sms, primary, failover } = config.sms;
-  const t = twilio ? new TwilioCarrier({ ...twilio, tracing }) : undefined;
-  const f = fast2sms ? new Fast2SmsCarrier(fast2sms) : undefined;
+/** A carrier limited to `perSecond` starts per second (0: as it is). */
+const paced = (c: Carrier, perSecond: number): Carrier => (perSecond > 0 ? new RateLimitedCarrier(c, perSecond) : c);
+
+/**
+ * Console unless a carrier is configured; with both, the primary fails over to the other.
+ * Each carrier keeps its own send rate; the dispatcher paces its claims by the primary's.
+ */
+function chooseCarrier(config: Config, log: Logger, metrics: Metrics, tracing: Tracing): { carrier: Carrier; pacing?: Pacing } {
+  const { twilio, fast2sms, primary, failover, maxPerSecond } = config.sms;
+  const t = twilio ? paced(new TwilioCarrier({ ...twilio, tracing }), maxPerSecond.twilio) : undefined;
+  const f = fast2sms ? paced(new Fast2SmsCarrier(fast2sms), maxPerSecond.fast2sms) : undefined;
+  const pacingOf = (c: Carrier | undefined) => (c instanceof RateLimitedCarrier ? c : undefined);
   if (t && f) {
     const [first, second] = primary === 'fast2sms' ? [f, t] : [t, f];
-    return new FailoverCarrier(first, second, {
+    const carrier = new FailoverCarrier(first, second, {
       ...failover,
       onStateChange: (state) => {
         metrics.carrierCircuit.set(state === 'closed' ? 0 : state === 'open' ? 1 : 0.5);
         log.warn({ state, primary: first.name, secondary: second.name }, 'carrier circuit changed state');
       },
     });
+    return { carrier, pacing: pacingOf(first) };
   }
-  return t ?? f ?? new ConsoleCarrier(log);
+  const one = t ?? f;
+  return one ? { carrier: one, pacing: pacingOf(one) } : { carrier: new ConsoleCarrier(log) };
 }
 
 export async function startVigil(config: Config, o: Overrides = {}): Promise<Vigil> {
@@ -149,7 +160,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     metrics.observeStore(store);
     const lock = o.lock ?? (await openLock(config, log, store));
     cleanups.push(() => lock.close());
-    const carrier: Carrier = o.carrier ?? chooseCarrier(config, log, metrics, tracing);
+    const chosen = o.carrier ? { carrier: o.carrier } : chooseCarrier(config, log, metrics, tracing);
+    const carrier: Carrier = chosen.carrier;
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
@@ -198,7 +210,10 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
       { log, metrics },
     );
-    const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget, tracing);
+    // arming or extending here moves this replica's next wake-up earlier (the scheduler exists later)
+    let onDeadline: (at: Date) => void = () => undefined;
+    const timerEvents = reportingDeadlines(realtime.publisher, (at) => onDeadline(at));
+    const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
@@ -252,7 +267,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
       batchSize: config.sweep.batchSize,
-      concurrency: config.sweep.concurrency,
+      // better-sqlite3 is synchronous: concurrent groups would only run back to back in one turn of the event loop
+      concurrency: config.mongodbUri ? config.sweep.concurrency : 1,
       maxEscalationAttempts: config.escalationMaxAttempts,
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
@@ -260,8 +276,11 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       leaseMs: config.delivery.leaseMs,
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
+      pacing: chosen.pacing,
     });
-    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
+    const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
+    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake);
+    onDeadline = (at) => scheduler.deadlineAt(at);
     cleanups.push(() => scheduler.stop());
 
     const port = (http.address() as AddressInfo).port;

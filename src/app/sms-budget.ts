@@ -29,7 +29,15 @@ export interface SmsBudgetReporting {
   metrics?: { smsCapped: { inc(labels: { reason: CapReason }, value?: number): void } };
 }
 
-type BudgetStore = Pick<Store, 'now' | 'countDeliveriesSince' | 'deliveriesFor'>;
+type BudgetStore = Pick<Store, 'now' | 'countDeliveriesSince' | 'deliveriesFor' | 'countDeliveriesSinceMany'>;
+
+/** One escalation of a batch: its incident (planned id when it does not exist yet) and the person's contacts. */
+export interface SosPlan {
+  incident: Pick<Incident, 'id' | 'userId'>;
+  /** false: the incident is new, so it has no deliveries yet (nothing to read) */
+  exists: boolean;
+  contacts: Contact[];
+}
 
 export class SmsBudget {
   readonly maxPerIncident: number;
@@ -66,6 +74,42 @@ export class SmsBudget {
   }
 
   /**
+   * sosRecipients for a batch of escalations with two reads in all (counts per person, the
+   * deliveries of the incidents that exist). Two escalations of one person in the same batch
+   * share that person's daily budget: the second sees what the first was allowed.
+   */
+  async sosRecipientsBatch(plans: SosPlan[]): Promise<Contact[][]> {
+    if (plans.length === 0) return [];
+    const now = await this.store.now();
+    const existingIds = plans.filter((p) => p.exists).map((p) => p.incident.id);
+    const [inWindow, mine] = await Promise.all([
+      this.store.countDeliveriesSinceMany(
+        plans.map((p) => p.incident.userId),
+        new Date(now.getTime() - CAP_WINDOW_MS),
+      ),
+      this.store.deliveriesFor(existingIds),
+    ]);
+    const byIncident = new Map<string, Delivery[]>();
+    for (const d of mine) byIncident.set(d.incidentId, [...(byIncident.get(d.incidentId) ?? []), d]);
+    const addedFor = new Map<string, number>();
+    return plans.map(({ incident, contacts }) => {
+      const own = byIncident.get(incident.id) ?? [];
+      const existing = own.filter((d) => d.kind === 'sos');
+      const counted = (inWindow.get(incident.userId) ?? 0) + (addedFor.get(incident.userId) ?? 0);
+      const a = sosAllowance(this, {
+        wanted: contacts.length,
+        existing: existing.length,
+        usedElsewhere: Math.max(0, counted - own.length),
+      });
+      const already = new Set(existing.map((d) => d.contactId));
+      const out = contacts.filter((c, i) => i < a.allowed || already.has(c.id));
+      addedFor.set(incident.userId, (addedFor.get(incident.userId) ?? 0) + Math.max(0, out.length - existing.length));
+      this.report(incident, 'sos', a, { inWindow: counted });
+      return out;
+    });
+  }
+
+  /**
    * The SOS deliveries whose contacts also get the all-clear (contact order first): those
    * that went out or may have; an SOS that never left, or failed for good, gets none.
    */
@@ -83,7 +127,7 @@ export class SmsBudget {
     return todo.slice(0, a.allowed);
   }
 
-  private report(incident: Incident, kind: 'sos' | 'all_clear', a: Allowance, extra: { inWindow?: number }): void {
+  private report(incident: Pick<Incident, 'id' | 'userId'>, kind: 'sos' | 'all_clear', a: Allowance, extra: { inWindow?: number }): void {
     if (a.capped === 0 || a.reason === undefined) return;
     this.reporting.metrics?.smsCapped.inc({ reason: a.reason }, a.capped);
     this.reporting.log?.warn(

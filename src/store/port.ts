@@ -8,6 +8,9 @@ import type { Contact } from '../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
 import type { GeoPoint, Timer, TimerStatus } from '../domain/timer.js';
+import type { BatchStore, DeliveryOutcome } from './port-batch.js';
+
+export type { DeliveryOutcome };
 
 export interface NewTimer {
   id: string;
@@ -72,23 +75,13 @@ export type KeyedCommandResult =
   /** the CAS refused (not live, caps, deadline, not theirs): nothing recorded, decide as without a key */
   | { kind: 'refused' };
 
-export interface DeliveryOutcome {
-  status: 'sent' | 'pending' | 'failed' | 'dead';
-  carrier: string;
-  providerMessageId?: string;
-  error?: string;
-  nextAttemptAt?: Date;
-  /** the carrier may have taken it although the attempt did not say so (sticky once set) */
-  maybeAccepted?: boolean;
-}
-
 /** Live timers and open incidents by status. */
 export interface StateCounts {
   timers: { active: number; extended: number };
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store {
+export interface Store extends BatchStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

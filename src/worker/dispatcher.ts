@@ -4,6 +4,11 @@
  * slow or bad number never holds back the rest. A lease that lapses (crash, hang) makes
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
+ * Outcomes are recorded in groups (./outcome-batch.ts: one write for the sends that finish
+ * together). While claims come back full, every finished send frees a slot and the
+ * dispatcher claims again at once (a backlog drains at the carrier's pace, not one claim
+ * per tick); with a per-carrier rate (`pacing`) it claims only what can start within half
+ * a lease, so no lease lapses while a delivery waits for its turn.
  * `stop()` refuses new ticks and waits for the running one and its sends, so no send
  * starts after shutdown began and nothing is recorded after the store closes.
  *
@@ -26,8 +31,10 @@ import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
 import type { Carrier, OutgoingSms } from '../sms/port.js';
+import type { Pacing } from '../sms/rate-limited.js';
 import type { Store } from '../store/port.js';
 import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
+import { OutcomeBatcher } from './outcome-batch.js';
 
 export interface DispatchSettings {
   /** most sends in flight at once on this replica */
@@ -37,6 +44,8 @@ export interface DispatchSettings {
   retry: RetryPolicy;
   /** each send continues the trace stored on its delivery; none when absent */
   tracing?: Tracing;
+  /** the carrier's send rate, when limited: claims stay within what can start in half a lease */
+  pacing?: Pacing;
 }
 
 export class Dispatcher {
@@ -44,6 +53,9 @@ export class Dispatcher {
   private ticking: Promise<number> | undefined;
   private stopped = false;
   private readonly tracing: Tracing;
+  private readonly outcomes: OutcomeBatcher;
+  /** the last claim was full: more is probably due, so a freed slot claims again at once */
+  private backlog = false;
 
   constructor(
     private readonly store: Store,
@@ -55,6 +67,7 @@ export class Dispatcher {
     private readonly random: () => number = Math.random,
   ) {
     this.tracing = settings.tracing ?? noTracing();
+    this.outcomes = new OutcomeBatcher(store);
   }
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
@@ -75,16 +88,34 @@ export class Dispatcher {
   }
 
   private async claimAndSend(): Promise<number> {
-    const free = this.settings.maxInFlight - this.inFlight.size;
+    const { maxInFlight, leaseMs, pacing } = this.settings;
+    const free = Math.min(maxInFlight - this.inFlight.size, pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
     if (free <= 0) return 0;
-    const claimed = await this.store.claimDeliveries(free, this.settings.leaseMs);
+    const claimed = await this.store.claimDeliveries(free, leaseMs);
+    this.backlog = claimed.length === free;
     // stopped while claiming: what was just leased is sent anyway (the store is still open
     // until stop() resolves), so its lease does not have to lapse before a retry
     for (const d of claimed) {
-      const p = this.sendOne(d).finally(() => this.inFlight.delete(p));
+      const p = this.sendOne(d).finally(() => {
+        this.inFlight.delete(p);
+        this.refill();
+      });
       this.inFlight.add(p);
     }
     return claimed.length;
+  }
+
+  /** A send finished while a backlog waits: claim again once a quarter of the slots is free (fewer, larger claims). */
+  private refill(): void {
+    if (!this.backlog || this.stopped || this.ticking) return;
+    const { maxInFlight, leaseMs, pacing } = this.settings;
+    const free = maxInFlight - this.inFlight.size;
+    const startable = pacing ? pacing.startableWithin(leaseMs / 2) : free;
+    if (Math.min(free, startable) < Math.max(1, Math.floor(maxInFlight / 4)) && this.inFlight.size > 0) return;
+    void this.tick().catch((err: unknown) => {
+      this.metrics.loopErrors.inc({ loop: 'dispatch' });
+      this.log.error({ err }, 'dispatch refill failed; the next tick retries');
+    });
   }
 
   /** Wait for every send in flight (shutdown, tests). */
@@ -164,13 +195,17 @@ export class Dispatcher {
       }
       const o = outcomeOf(retry, Math.min(d.attempts, retry.maxAttempts), result, this.random);
       const now = await this.store.now();
-      const recorded = await this.store.recordAttempt(d.key, d.attempts, {
-        status: o.status,
-        carrier: result.carrier,
-        providerMessageId: o.status === 'sent' ? o.providerMessageId : undefined,
-        error: o.status === 'sent' ? undefined : o.error,
-        nextAttemptAt: o.status === 'pending' ? new Date(now.getTime() + o.retryInMs) : undefined,
-        maybeAccepted: !result.ok && attemptMayHaveBeenAccepted(result),
+      const recorded = await this.outcomes.record({
+        key: d.key,
+        attempt: d.attempts,
+        outcome: {
+          status: o.status,
+          carrier: result.carrier,
+          providerMessageId: o.status === 'sent' ? o.providerMessageId : undefined,
+          error: o.status === 'sent' ? undefined : o.error,
+          nextAttemptAt: o.status === 'pending' ? new Date(now.getTime() + o.retryInMs) : undefined,
+          maybeAccepted: !result.ok && attemptMayHaveBeenAccepted(result),
+        },
       });
       this.metrics.deliveries.inc({ carrier: result.carrier, outcome: o.status === 'pending' ? 'retry' : o.status });
       traceOutcome(o.status);

@@ -2,9 +2,13 @@
  * Completes the escalation of an expired timer. Every step is idempotent, so the
  * same timer can be escalated again after a crash at any line:
  *   open incident (unique per timer) → add deliveries (unique per key) → publish → mark done.
+ * A sweep escalates a claimed batch with `escalateBatch`: the same steps for many timers in
+ * one store write (group commit), then the events; if the batch fails, the sweeper falls back
+ * to `escalate`, one timer at a time, so one bad timer is counted and dead-lettered alone.
  * The SMS budget decides which contacts get a delivery; the incident and
  * its events go out whatever the caps say, so moderators always see the SOS.
  */
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { AllClear } from '../app/all-clear.js';
 import { newId } from '../app/ids.js';
@@ -15,8 +19,9 @@ import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
+import type { EscalationItem } from '../store/port-batch.js';
 import type { Store } from '../store/port.js';
-import { noTracing, type Tracing } from '../telemetry/tracing.js';
+import { noTracing, type Span, type Tracing } from '../telemetry/tracing.js';
 
 export class Escalator {
   private readonly allClear: AllClear;
@@ -54,6 +59,89 @@ export class Escalator {
   async completeAllClear(incident: Incident): Promise<void> {
     const r = await this.allClear.complete(incident);
     this.log.info({ incident: incident.id, allClears: r.created, superseded: r.superseded }, 'all-clear completed by repair');
+  }
+
+  /**
+   * Escalate a batch with a constant number of store calls: read contacts and existing
+   * incidents, apply the SMS budget, then one `escalateBatch` write; events, metrics and a log
+   * line per timer after it. Each timer keeps its own `vigil.escalate` span in its arming trace.
+   * Throws when the batch fails: nothing of it is lost (every escalation is still pending).
+   */
+  async escalateBatch(timers: Timer[], fence: number): Promise<void> {
+    if (timers.length === 0) return;
+    const spans = timers.map((t) =>
+      this.tracing.startSpan('vigil.escalate', {
+        parent: t.traceparent ?? null,
+        attributes: { 'vigil.timer.id': t.id, 'vigil.fence': t.expiredByFence ?? fence, 'vigil.batch.size': timers.length },
+      }),
+    );
+    try {
+      await this.escalateBatchTraced(timers, fence, spans);
+    } catch (err) {
+      for (const span of spans) {
+        span.setAttribute('error.type', err instanceof Error ? err.name : typeof err);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'batch failed' });
+      }
+      throw err;
+    } finally {
+      for (const span of spans) span.end();
+    }
+  }
+
+  private async escalateBatchTraced(timers: Timer[], fence: number, spans: Span[]): Promise<void> {
+    const [contactsByUser, existing] = await Promise.all([
+      this.store.contactsOf(timers.map((t) => t.userId)),
+      this.store.incidentsForTimers(timers.map((t) => t.id)),
+    ]);
+    const existingOf = new Map(existing.map((i) => [i.timerId, i]));
+    const plans = timers.map((t) => {
+      const found = existingOf.get(t.id);
+      return { timer: t, incidentId: found?.id ?? newId('inc'), exists: found !== undefined, contacts: contactsByUser.get(t.userId) ?? [] };
+    });
+    const picked = await this.smsBudget.sosRecipientsBatch(
+      plans.map((p) => ({ incident: { id: p.incidentId, userId: p.timer.userId }, exists: p.exists, contacts: p.contacts })),
+    );
+    const items: EscalationItem[] = plans.map((p, i) => {
+      const { timer } = p;
+      const body = sosMessage({
+        personName: timer.displayName,
+        locationName: timer.locationName,
+        location: timer.location,
+        deadline: timer.expiresAt,
+      });
+      const span = spans[i];
+      const traceparent = span ? this.tracing.run(span, () => this.tracing.traceparent()) : undefined;
+      return {
+        timer,
+        fence: timer.expiredByFence ?? fence,
+        incidentId: p.incidentId,
+        recipients: (picked[i] ?? []).map((c) => ({ contactId: c.id, contactName: c.name, phone: c.phone, body, traceparent })),
+      };
+    });
+    const results = await this.store.escalateBatch(items);
+    let marked = 0;
+    results.forEach((r, i) => {
+      const timer = timers[i] as Timer;
+      const { incident, created } = r;
+      if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
+      this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
+      this.events.publish(sosEvent(incident));
+      if (r.marked) marked++;
+      this.log.info(
+        {
+          timer: timer.id,
+          incident: incident.id,
+          fence: items[i]?.fence,
+          contacts: plans[i]?.contacts.length,
+          recipients: items[i]?.recipients.length,
+          repaired: !created,
+          lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime(),
+          batch: timers.length,
+        },
+        'SOS escalated',
+      );
+    });
+    if (marked > 0) this.metrics.escalated.inc(marked);
   }
 
   async escalate(timer: Timer, fence: number): Promise<void> {

@@ -1,19 +1,38 @@
 /**
- * The node-cron ticks of a replica: sweep (under the lock) and dispatch (leases).
- * Ticks never throw; `stop()` stops the ticks and waits for the running sweep, the
- * running dispatch tick and the sends in flight. Safe to call twice. node-cron's
- * `destroy()` does not wait for a running task, so the workers' own stops do.
+ * The ticks of a replica: sweep (under the lock) and dispatch (leases). The node-cron tick
+ * is the heartbeat; with `wake` settings the scheduler also wakes at the next deadline of a
+ * live timer (read from the store after every sweep, never further ahead than the lock
+ * lease, and moved earlier when this replica arms or extends a timer with `deadlineAt`).
+ * A wake-up is an ordinary sweep: it tries the lock, so in a cluster only the holder sweeps.
+ * Sweeps never overlap: a tick or wake-up during a sweep is dropped (the sweep claims until
+ * nothing is due, then plans the next wake-up). Ticks never throw; `stop()` stops the ticks
+ * and the wake-up and waits for the running sweep, the dispatch tick and the sends in flight.
+ * Safe to call twice. node-cron's `destroy()` does not wait for a running task, so we do.
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
+import type { Store } from '../store/port.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { Sweeper } from './sweeper.js';
+import type { Sweeper, SweepReport } from './sweeper.js';
+import { WakeUp } from './wake-up.js';
+
+export interface WakeSettings {
+  store: Pick<Store, 'now' | 'nextDeadline'>;
+  /** the furthest ahead a wake-up is set (the sweep lock's TTL): then the next deadline is read again */
+  maxAheadMs: number;
+}
+
+/** After an empty sweep, a deadline that is already past waits this long (no hot loop on a clock edge). */
+const RETRY_FLOOR_MS = 20;
 
 export class Scheduler {
   private tasks: ScheduledTask[] = [];
-  private sweeping: Promise<unknown> = Promise.resolve();
+  private running: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
+  private readonly wake: WakeUp | undefined;
+  /** wake-ups only once the ticks run (a test or script that sweeps by hand never calls start()) */
+  private started = false;
 
   constructor(
     private readonly sweeper: Sweeper,
@@ -21,44 +40,79 @@ export class Scheduler {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly expression: string,
-  ) {}
+    private readonly wakeSettings?: WakeSettings,
+  ) {
+    this.wake = wakeSettings ? new WakeUp(() => void this.sweepNow('wake'), wakeSettings.maxAheadMs) : undefined;
+  }
 
   start(): void {
-    const guard = (loop: string, fn: () => Promise<unknown>) => async () => {
-      try {
-        await fn();
-      } catch (err) {
-        this.metrics.loopErrors.inc({ loop });
-        this.log.error({ err, loop }, 'background tick failed; carrying on');
-      }
-    };
+    if (this.stopping || this.started) return;
+    this.started = true;
     this.tasks = [
-      cron.schedule(
-        this.expression,
-        guard('sweep', async () => {
-          const sweep = this.sweeper.sweep();
-          this.sweeping = sweep;
-          // texts for a fresh SOS go out now, not on the next dispatch tick
-          if ((await sweep).escalated > 0) await this.dispatcher.tick();
-        }),
-        { noOverlap: true, name: 'vigil-sweep' },
-      ),
-      cron.schedule(
-        this.expression,
-        guard('dispatch', () => this.dispatcher.tick()),
-        { noOverlap: true, name: 'vigil-dispatch' },
-      ),
+      cron.schedule(this.expression, () => void this.sweepNow('sweep'), { noOverlap: true, name: 'vigil-sweep' }),
+      cron.schedule(this.expression, () => this.guard('dispatch', () => this.dispatcher.tick()), {
+        noOverlap: true,
+        name: 'vigil-dispatch',
+      }),
     ];
+    // a fresh process sweeps at once (crash repair, deadlines passed while it was down), then follows the deadlines
+    this.wake?.atMost(0);
+  }
+
+  /** A timer armed or extended on this replica: wake no later than its deadline. */
+  deadlineAt(at: Date): void {
+    const { wake, wakeSettings } = this;
+    if (!wake || !wakeSettings || !this.started || this.stopping) return;
+    void this.guard('wake', async () => {
+      const now = await wakeSettings.store.now();
+      wake.atMost(at.getTime() - now.getTime());
+    });
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.sweeper.stopClaiming();
+      this.wake?.stop();
       for (const t of this.tasks) await t.destroy();
       this.tasks = [];
-      await this.sweeping.catch(() => undefined);
+      await this.running?.catch(() => undefined);
       await this.dispatcher.stop();
     })();
     return this.stopping;
+  }
+
+  /** One sweep unless one is running (then this trigger is dropped: the running sweep plans the next wake-up). */
+  private sweepNow(loop: 'sweep' | 'wake'): Promise<void> {
+    if (this.running || this.stopping) return Promise.resolve();
+    this.running = this.guard(loop, async () => {
+      const report = await this.sweeper.sweep();
+      // texts for a fresh SOS go out now, not on the next dispatch tick
+      if (report.escalated > 0) await this.dispatcher.tick();
+      await this.planWake(report);
+    }).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** After a sweep that held the lock (or ran without it): wake at the next deadline, within the lease. */
+  private async planWake(report: SweepReport): Promise<void> {
+    const { wake, wakeSettings } = this;
+    if (!wake || !wakeSettings) return;
+    // contended: the holder plans; failed: the cron tick retries; stopped: nothing more
+    if (report.outcome !== 'swept' && report.outcome !== 'swept_without_lock') return;
+    const [next, now] = await Promise.all([wakeSettings.store.nextDeadline(), wakeSettings.store.now()]);
+    if (!next) return wake.atMost(wakeSettings.maxAheadMs);
+    const delay = next.getTime() - now.getTime();
+    wake.atMost(report.claimed === 0 ? Math.max(delay, RETRY_FLOOR_MS) : delay);
+  }
+
+  private async guard(loop: string, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.metrics.loopErrors.inc({ loop });
+      this.log.error({ err, loop }, 'background tick failed; carrying on');
+    }
   }
 }

@@ -1,6 +1,8 @@
 /**
  * One sweep: take the lock → repair pending escalations → claim due timers in batches
- * (CAS) → escalate each → release. The lock only keeps replicas from doing the same
+ * (CAS) → escalate them in groups (group commit: one store write per group, see
+ * Escalator.escalateBatch; a group that fails is escalated one timer at a time) → release.
+ * The event loop gets a turn between groups, so a burst never blocks it for long. The lock only keeps replicas from doing the same
  * work; when the lock service is down every replica sweeps and the CAS keeps each
  * escalation exactly-once. While it holds the lock a timer renews the lease every TTL/3,
  * whatever the sweep is doing (a long batch on a slow store included); when a renewal
@@ -20,8 +22,10 @@ export interface SweepSettings {
   lockTtlMs: number;
   /** timers claimed by one statement */
   batchSize: number;
-  /** escalations run concurrently within a batch */
+  /** groups of a batch escalated concurrently (1 on a synchronous store: nothing to overlap, only the event loop to block) */
   concurrency: number;
+  /** timers escalated by one group-commit write (default 25: one short SQLite transaction, a block of the event loop of a few ms) */
+  groupSize?: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
 }
@@ -204,7 +208,23 @@ export class Sweeper {
   }
 
   private async escalateAll(timers: Timer[], report: SweepReport): Promise<void> {
-    await mapLimit(timers, this.settings.concurrency, async (t) => {
+    const size = Math.max(1, this.settings.groupSize ?? 25);
+    const groups: Timer[][] = [];
+    for (let i = 0; i < timers.length; i += size) groups.push(timers.slice(i, i + size));
+    await mapLimit(groups, this.settings.concurrency, async (group) => {
+      try {
+        await this.escalator.escalateBatch(group, report.fence);
+        report.escalated += group.length;
+      } catch (err) {
+        // every escalation of the group is still pending: one at a time, each failure is counted (and dead-lettered) alone
+        this.log.warn({ err, timers: group.length }, 'group escalation failed; escalating its timers one at a time');
+        await this.escalateEach(group, report);
+      }
+    });
+  }
+
+  private async escalateEach(timers: Timer[], report: SweepReport): Promise<void> {
+    for (const t of timers) {
       try {
         await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
         report.escalated++;
@@ -213,7 +233,8 @@ export class Sweeper {
         this.metrics.escalationErrors.inc();
         await this.countFailure(t, t.expiredByFence ?? report.fence, err);
       }
-    });
+      await nextTurn();
+    }
   }
 
   /** Left pending for the next tick, until it has failed `maxEscalationAttempts` times: then dead-lettered. */

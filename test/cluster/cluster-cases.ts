@@ -203,9 +203,12 @@ export function fanOut(reg: ScenarioRegistry): void {
     'fan-out: an SOS escalated by r2 reaches the moderator on r1 and the owner on r3; REST `since` catches up',
     { timeout: 60_000 },
     async () => {
-      // Only r2 ticks: r1 and r3 run their sweep and dispatch once a year (configuration, not a switch).
+      // Only r2 sweeps: r1 and r3 run their sweep and dispatch once a year and do not wake at deadlines
+      // (API-only replicas: configuration, not a switch).
       const yearly = '0 0 0 1 1 *';
-      const { cluster: c } = await reg.start({ env: (i): Record<string, string> => (i === 1 ? {} : { SWEEP_CRON: yearly }) });
+      const { cluster: c } = await reg.start({
+        env: (i): Record<string, string> => (i === 1 ? {} : { SWEEP_CRON: yearly, SWEEP_WAKE_UPS: 'off' }),
+      });
       const admin = c.token('moderator', { admin: true });
       const moderator = await connect(c.url(0), admin);
       const aliceTok = c.token('alice', { name: 'Alice' });

@@ -13,6 +13,7 @@
  * with the reason.
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
+import { batchCases } from './store-contract-batch.js';
 import { commandCases } from './store-contract-commands.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import { inProcessPeer, type RacePeer } from './race-steps.js';
@@ -85,6 +86,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     raceCases(ctx);
     commandCases(ctx);
     traceCases(ctx);
+    batchCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

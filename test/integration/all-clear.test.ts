@@ -172,6 +172,12 @@ async function world(opts: { escalatorStore?: (s: Store) => Store } = {}) {
   };
 }
 
+/** The group-commit write of escalations refused as a whole (the one-at-a-time path is what the test faults). */
+const groupFails = (store: Store): Store =>
+  withFault(store, 'escalateBatch', async () => {
+    throw new Error('injected: the group write was refused');
+  });
+
 const failOnce = (store: Store): { store: Store; failed: () => number } => {
   let failures = 0;
   const real = store.addDeliveries.bind(store);
@@ -343,11 +349,14 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
   it('after ESCALATION_MAX_ATTEMPTS failures it is `failed`: no longer retried, listed, counted, logged', async () => {
     let opens = 0;
     const w = await world({
+      // the group write fails too; the sweep then escalates the timer alone, through openIncident
       escalatorStore: (s) =>
-        withFault(s, 'openIncident', async () => {
-          opens++;
-          throw new Error('injected: incidents cannot be written');
-        }),
+        groupFails(
+          withFault(s, 'openIncident', async () => {
+            opens++;
+            throw new Error('injected: incidents cannot be written');
+          }),
+        ),
     });
     const userId = 'dl-1';
     await w.store.replaceContacts(userId, [{ id: 'c1', name: 'A', phone: '+14155550100' }]);
@@ -380,9 +389,11 @@ describe('invariant 4: an escalation that keeps failing is dead-lettered, not re
   it('a dead letter whose incident can still be opened reaches moderators: incident open, sos.triggered published', async () => {
     const w = await world({
       escalatorStore: (s) =>
-        withFault(s, 'addDeliveries', async () => {
-          throw new Error('injected: deliveries cannot be written');
-        }),
+        groupFails(
+          withFault(s, 'addDeliveries', async () => {
+            throw new Error('injected: deliveries cannot be written');
+          }),
+        ),
     });
     const userId = 'dl-2';
     await w.store.replaceContacts(userId, [{ id: 'c1', name: 'A', phone: '+14155550100' }]);

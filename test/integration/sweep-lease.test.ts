@@ -89,7 +89,7 @@ describe.skipIf(!redisAvailable())(suite, () => {
   it('a batch that takes longer than the lock TTL keeps the lease: no other replica gets the lock meanwhile, one fence claims every timer', async () => {
     await armDue(store, 12);
     const lockName = `sweep-${randomUUID()}`;
-    const slow: StoreHooks = { openIncident: () => sleep(100) }; // 12 escalations of 100 ms ≈ 2 × TTL per batch
+    const slow: StoreHooks = { escalateBatch: () => sleep(1200) }; // a group of 6 escalations taking 1.2 s ≈ 2 × TTL per batch
     const metrics = createMetrics({ replica: 'a', collectDefault: false });
     const sweeper = sweeperOver(hookedStore(store, slow), await connect(), metrics, lockName, 6);
 
@@ -127,10 +127,10 @@ describe.skipIf(!redisAvailable())(suite, () => {
     await raw.connect();
     let escalations = 0;
     const hooks: StoreHooks = {
-      openIncident: async () => {
-        // after the first escalation the lock key vanishes (flushed, or lapsed and taken): the next renewal fails
+      escalateBatch: async () => {
+        // during the first group the lock key vanishes (flushed, or lapsed and taken): the next renewal fails
         if (++escalations === 1) for (const key of await raw.keys(`${keyPrefix}*`)) if (!key.endsWith(':fence')) await raw.del(key);
-        await sleep(100);
+        await sleep(600);
       },
     };
     const metrics = createMetrics({ replica: 'a', collectDefault: false });
@@ -148,9 +148,9 @@ describe.skipIf(!redisAvailable())(suite, () => {
     await armDue(store, 12);
     let escalations = 0;
     const hooks: StoreHooks = {
-      openIncident: async () => {
+      escalateBatch: async () => {
         if (++escalations === 1) await server.stop();
-        await sleep(100);
+        await sleep(600);
       },
     };
     const metrics = createMetrics({ replica: 'a', collectDefault: false });

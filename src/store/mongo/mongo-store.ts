@@ -8,6 +8,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import { Invalid, Unavailable } from '../../domain/errors.js';
 import type { Store } from '../port.js';
+import * as batch from './batch.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
@@ -199,6 +200,14 @@ export class MongoStore implements Store {
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
+
+  // ── group commit (./batch.ts) ───────────────────────────────────────────────
+  readonly escalateBatch = this.op('escalateBatch', batch.escalateBatch);
+  readonly incidentsForTimers = this.op('incidentsForTimers', batch.incidentsForTimers);
+  readonly contactsOf = this.op('contactsOf', batch.contactsOf);
+  readonly countDeliveriesSinceMany = this.op('countDeliveriesSinceMany', batch.countDeliveriesSinceMany);
+  readonly nextDeadline = this.op('nextDeadline', batch.nextDeadline);
+  readonly recordAttempts = this.op('recordAttempts', batch.recordAttempts);
 
   // ── plumbing ────────────────────────────────────────────────────────────────
 

@@ -24,8 +24,11 @@ import type {
   StateCounts,
   Store,
 } from '../port.js';
+import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
+import * as batch from './batch.js';
 import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
+import { prepareBatch } from './statements-batch.js';
 import { prepareAll, type Statements } from './statements.js';
 import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
 
@@ -42,6 +45,13 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** how long after its stamp a write may still be committing (ms), default 1000; list cursors lag by it */
   changeLagMs?: number;
+  /**
+   * `full` (default): every commit is fsynced before it returns, so an acknowledged write
+   * survives a power loss; the fsync blocks the event loop. `normal`: in WAL mode the log is
+   * fsynced at checkpoints only: never corrupt, nothing lost when the process dies, but a
+   * power loss or OS crash may lose the last commits (docs/performance-notes.md).
+   */
+  synchronous?: 'full' | 'normal';
 }
 
 const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations']);
@@ -49,6 +59,7 @@ const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperat
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
+  private readonly batch: batch.BatchCtx;
   private readonly clock: () => number;
   private readonly lagMs: number;
   private closed = false;
@@ -60,12 +71,13 @@ export class SqliteStore implements Store {
     this.clock = opts.clock ?? Date.now;
     this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
+    this.db.pragma(opts.synchronous === 'normal' ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.batch = { db: this.db, st: this.st, bst: prepareBatch(this.db), clock: this.clock };
     this.guardOperations();
   }
 
@@ -457,5 +469,31 @@ export class SqliteStore implements Store {
       })
       .immediate();
     return this.getContacts(userId);
+  }
+
+  // ── group commit (./batch.ts) ───────────────────────────────────────────────
+
+  async escalateBatch(items: EscalationItem[]): Promise<EscalationResult[]> {
+    return batch.escalateBatch(this.batch, items);
+  }
+
+  async incidentsForTimers(timerIds: string[]): Promise<Incident[]> {
+    return batch.incidentsForTimers(this.batch, timerIds);
+  }
+
+  async contactsOf(userIds: string[]): Promise<Map<string, Contact[]>> {
+    return batch.contactsOf(this.batch, userIds);
+  }
+
+  async countDeliveriesSinceMany(userIds: string[], since: Date): Promise<Map<string, number>> {
+    return batch.countDeliveriesSinceMany(this.batch, userIds, since);
+  }
+
+  async nextDeadline(): Promise<Date | null> {
+    return batch.nextDeadline(this.batch);
+  }
+
+  async recordAttempts(list: AttemptRecord[]): Promise<(Delivery | null)[]> {
+    return batch.recordAttempts(this.batch, list);
   }
 }

@@ -88,14 +88,26 @@ export const SQL = Object.freeze({
   deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
   // an all-clear waits while the same contact's SOS is pending or sending (UNIQUE (incident_id, contact_id, kind) serves
   // the lookup); a lapsed lease (sending → sending) marks the lost attempt as possibly accepted
+  // two index walks (due pending in next_attempt_at order, stopping after @limit; lapsed leases among the few
+  // sending), merged and cut to @limit: never a sort of every due row, so a claim stays short however deep the backlog
   deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now,
       maybe_accepted = CASE WHEN status = 'sending' THEN 1 ELSE maybe_accepted END
     WHERE key IN (
-        SELECT key FROM deliveries AS d
-        WHERE ((d.status = 'pending' AND d.next_attempt_at <= @now) OR (d.status = 'sending' AND d.lease_until <= @now))
-          AND (d.kind <> 'all_clear' OR NOT EXISTS (
-            SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
-        ORDER BY d.next_attempt_at LIMIT @limit)
+        SELECT key FROM (
+          SELECT key, next_attempt_at AS due FROM (
+            SELECT d.key, d.next_attempt_at FROM deliveries AS d
+            WHERE d.status = 'pending' AND d.next_attempt_at <= @now
+              AND (d.kind <> 'all_clear' OR NOT EXISTS (
+                SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
+            ORDER BY d.next_attempt_at LIMIT @limit)
+          UNION ALL
+          SELECT key, next_attempt_at AS due FROM (
+            SELECT d.key, d.next_attempt_at FROM deliveries AS d
+            WHERE d.status = 'sending' AND d.lease_until <= @now
+              AND (d.kind <> 'all_clear' OR NOT EXISTS (
+                SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
+            ORDER BY d.next_attempt_at LIMIT @limit))
+        ORDER BY due LIMIT @limit)
       AND ((status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now))
     RETURNING *`,
   deliveryRecordAttempt: `UPDATE deliveries SET status = @status, carrier = @carrier,

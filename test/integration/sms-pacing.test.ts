@@ -1,0 +1,121 @@
+/**
+ * A per-carrier send rate: with `TWILIO_MAX_PER_SECOND=N` (or Fast2SMS's) no window of one
+ * second ever holds more than N sends at the carrier, however large the backlog, and the
+ * dispatcher claims only what can start within half a lease (no lease lapses in the queue).
+ * Real SQLite store and dispatcher; the fake carrier records when each send reached it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deliveryKey, type AttemptResult } from '../../src/domain/delivery.js';
+import { createLogger } from '../../src/log.js';
+import { createMetrics } from '../../src/metrics.js';
+import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
+import { RateLimitedCarrier } from '../../src/sms/rate-limited.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Dispatcher } from '../../src/worker/dispatcher.js';
+import { eventually } from '../helpers/vigil.js';
+
+/** Answers after `latencyMs`; records when each send arrived (performance.now()). */
+class FakeCarrier implements Carrier {
+  readonly name = 'fake';
+  readonly arrivals: number[] = [];
+  constructor(private readonly latencyMs: number) {}
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
+    this.arrivals.push(performance.now());
+    await new Promise((r) => setTimeout(r, this.latencyMs));
+    return { ok: true, carrier: this.name, providerMessageId: `fake:${sms.idempotencyKey}` };
+  }
+}
+
+/** The most sends any window of `windowMs` holds (windows starting at each send: the worst case). */
+function busiestWindow(times: number[], windowMs: number): number {
+  const t = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (j < t.length && (t[j] as number) < (t[i] as number) + windowMs) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}
+
+const log = createLogger({ level: 'silent' });
+
+describe('sms pacing', () => {
+  let dir: string;
+  let store: SqliteStore;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'vigil-pacing-'));
+    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a carrier limited to N/s never gets more than N sends in any one-second window', async () => {
+    const N = 20;
+    const fake = new FakeCarrier(5);
+    const limited = new RateLimitedCarrier(fake, N);
+    await Promise.all(Array.from({ length: 3 * N }, (_, i) => limited.send({ to: '+14155550100', body: 'x', idempotencyKey: `k${i}` })));
+    expect(fake.arrivals).toHaveLength(3 * N);
+    expect(busiestWindow(fake.arrivals, 1000)).toBeLessThanOrEqual(N);
+    // the limiter paces, it does not starve: 3N sends need about 3 s, not more than a window or two extra
+    expect(busiestWindow(fake.arrivals, 1000)).toBeGreaterThanOrEqual(N - 1);
+  });
+
+  it('the dispatcher drains a backlog at the carrier rate: every delivery sent once, no window over N, no lease lapsed', async () => {
+    const N = 25;
+    const total = 60;
+    const now = await store.now();
+    const armed = await store.armTimer({
+      id: 'tm-1',
+      userId: 'u-1',
+      startedAt: new Date(now.getTime() - 60_000),
+      expiresAt: new Date(now.getTime() - 1),
+    });
+    if (armed.kind !== 'created') throw new Error(armed.kind);
+    const [timer] = await store.claimDueTimers(1, 1);
+    const { incident } = await store.openIncident(timer!, 1, 'inc-1');
+    await store.addDeliveries(
+      incident,
+      Array.from({ length: total }, (_, i) => ({
+        key: deliveryKey(incident.id, `c${i}`, 'sos'),
+        contactId: `c${i}`,
+        contactName: `C${i}`,
+        phone: `+14155550${String(100 + i)}`,
+        kind: 'sos' as const,
+        body: 'sos',
+      })),
+    );
+    const fake = new FakeCarrier(50);
+    const limited = new RateLimitedCarrier(fake, N);
+    const metrics = createMetrics({ replica: 'pacing', collectDefault: false });
+    // a lease of 2 s: claims must stay within what starts in 1 s, or leased deliveries would lapse while queued
+    const dispatcher = new Dispatcher(store, limited, { publish() {} }, metrics, log, {
+      maxInFlight: 500,
+      leaseMs: 2000,
+      retry: { maxAttempts: 3, baseMs: 10, capMs: 20 },
+      pacing: limited,
+    });
+    try {
+      await eventually(
+        async () => {
+          await dispatcher.tick();
+          const ds = await store.deliveriesFor([incident.id]);
+          return ds.every((d) => d.status === 'sent');
+        },
+        'every delivery sent',
+        30_000,
+        50,
+      );
+    } finally {
+      await dispatcher.stop();
+    }
+    const ds = await store.deliveriesFor([incident.id]);
+    expect(ds.every((d) => d.attempts === 1 && d.maybeAccepted !== true)).toBe(true);
+    expect(fake.arrivals).toHaveLength(total);
+    expect(busiestWindow(fake.arrivals, 1000)).toBeLessThanOrEqual(N);
+  });
+});
