@@ -1,7 +1,7 @@
 /**
  * Command line of `npm run bench`: which workloads and systems, quick sizes, the steady
  * run's length, extra Vigil environment, and where to write JSON. Each option can also be
- * given by environment (BENCH_WORKLOADS, BENCH_SYSTEMS, BENCH_QUICK=1, BENCH_SUSTAIN, BENCH_JSON).
+ * given by environment (BENCH_WORKLOADS, BENCH_SYSTEMS, BENCH_QUICK=1, BENCH_SCALE, BENCH_SUSTAIN, BENCH_JSON).
  */
 import { parseArgs } from 'node:util';
 
@@ -14,6 +14,8 @@ export interface BenchOptions {
   workloads: WorkloadName[];
   systems: SystemName[];
   quick: boolean;
+  /** multiplies every workload's size (counts and rates) after --quick, e.g. 0.1 for a tiny run */
+  scale: number;
   /** seconds of the steady 1,000/s run (default 20) */
   sustain?: number;
   json?: string;
@@ -26,7 +28,7 @@ export interface BenchOptions {
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--workloads ${WORKLOAD_NAMES.join(',')}] [--systems ${SYSTEM_NAMES.join(',')}]
-       [--sustain 60] [--json out.json] [--env KEY=VALUE ...] [--log-level warn] [--keep]
+       [--scale 0.1] [--sustain 60] [--json out.json] [--env KEY=VALUE ...] [--log-level warn] [--keep]
   sms10k is an alias of burst10k (its 20,000 deliveries are the SMS row)`;
 
 function list<T extends string>(raw: string | undefined, all: readonly T[], what: string, alias: Record<string, T> = {}): T[] {
@@ -48,6 +50,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       workloads: { type: 'string' },
       systems: { type: 'string' },
       sustain: { type: 'string' },
+      scale: { type: 'string' },
       json: { type: 'string' },
       env: { type: 'string', multiple: true },
       'log-level': { type: 'string', default: 'warn' },
@@ -68,10 +71,13 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
   const sustainRaw = values.sustain ?? env.BENCH_SUSTAIN;
   const sustain = sustainRaw === undefined ? undefined : Number(sustainRaw);
   if (sustain !== undefined && !(Number.isInteger(sustain) && sustain > 0)) throw new Error(`--sustain wants whole seconds\n${USAGE}`);
+  const scale = Number(values.scale ?? env.BENCH_SCALE ?? 1);
+  if (!(scale > 0 && scale <= 10)) throw new Error(`--scale wants a factor in (0, 10]\n${USAGE}`);
   return {
     workloads: list(values.workloads ?? env.BENCH_WORKLOADS, WORKLOAD_NAMES, 'workload', { sms10k: 'burst10k' }),
     systems: list(values.systems ?? env.BENCH_SYSTEMS, SYSTEM_NAMES, 'system'),
     quick: values.quick || env.BENCH_QUICK === '1',
+    scale,
     sustain,
     json: values.json ?? env.BENCH_JSON,
     vigilEnv,

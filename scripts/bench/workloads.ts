@@ -26,7 +26,21 @@ export function describe(w: Workload): string {
   }
 }
 
-export function workload(name: WorkloadName, o: Pick<BenchOptions, 'quick' | 'sustain'>): Workload {
+export function workload(name: WorkloadName, o: Pick<BenchOptions, 'quick' | 'sustain' | 'scale'>): Workload {
+  const w = sized(name, o);
+  const f = (n: number) => Math.max(1, Math.round(n * o.scale));
+  switch (w.kind) {
+    case 'burst':
+    case 'checkins':
+      return w.kind === 'burst' ? { ...w, count: f(w.count) } : { ...w, count: f(w.count), checkins: f(w.checkins) };
+    case 'steady':
+      return { ...w, rate: f(w.rate) };
+    case 'rss':
+      return { ...w, big: f(w.big) };
+  }
+}
+
+function sized(name: WorkloadName, o: Pick<BenchOptions, 'quick' | 'sustain'>): Workload {
   const q = o.quick;
   switch (name) {
     case 'burst1k':
