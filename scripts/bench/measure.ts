@@ -95,6 +95,7 @@ export class EventLoopSampler {
     })();
   }
 
+  /** Safe to call twice. */
   async stop(): Promise<number | undefined> {
     this.stopped = true;
     await this.loop;

@@ -36,6 +36,7 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
   fake.slow(CARRIER_LATENCY_MS);
   let vigil: Vigil | undefined;
   let reader: StoreReader | undefined;
+  let sampler: EventLoopSampler | undefined;
   try {
     vigil = await startVigil({
       replicas: system === 'replicas3' ? 3 : 1,
@@ -75,8 +76,9 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
       row.notes.push(`arming ended ${Date.now() - first + 1000} ms late; the first deadlines fell during arming`);
     await sleep(Math.max(0, first - 1000 - Date.now()));
     const v = vigil;
-    const sampler = new EventLoopSampler(() => v.scrapeEventLoop());
+    sampler = new EventLoopSampler(() => v.scrapeEventLoop());
     const taps = tapSafe(vigil, safeArmed);
+    taps.catch(() => undefined); // awaited below; an early error must not leave it unhandled
 
     reader = new StoreReader(vigil.sqliteFile);
     const r = reader;
@@ -116,6 +118,7 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.error = err instanceof Error ? err.message.split('\n')[0] : String(err);
     judge(w, row);
   } finally {
+    await sampler?.stop();
     reader?.close();
     await vigil?.stop();
     await fake.close();
