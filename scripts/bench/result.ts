@@ -103,7 +103,7 @@ function cells(r: Row): string[] {
     r.smsExpected === undefined ? '—' : `${ms(r.smsDrainMs)}${r.smsSent === r.smsExpected ? '' : ` (${r.smsSent}/${r.smsExpected})`}`;
   const verdict = r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL';
   return [
-    r.what,
+    `${r.workload}: ${r.what}`,
     r.system,
     ms(r.p50Ms),
     ms(r.p99Ms),

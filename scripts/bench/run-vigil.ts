@@ -82,7 +82,7 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
 
     reader = new StoreReader(vigil.sqliteFile);
     const r = reader;
-    const incidentsDone = await waitUntil(() => r.count(BURST) >= n, last + Math.max(60_000, n * 20));
+    const incidentsDone = await waitUntil(() => r.count(BURST) >= n, last + Math.max(120_000, n * 20));
     if (!incidentsDone) row.notes.push('gave up waiting for incidents');
     const expectedSms = 2 * n;
     if (w.kind === 'burst' && w.sms) {
