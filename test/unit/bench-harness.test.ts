@@ -1,0 +1,54 @@
+/**
+ * The benchmark's own arithmetic (scripts/bench): percentiles, the event-loop metric it
+ * scrapes, sizes and goals. The benchmark runs are not tests; these pure parts are.
+ */
+import { describe, expect, it } from 'vitest';
+import { eventLoopP99Ms } from '../../scripts/bench/measure.js';
+import { parseOptions } from '../../scripts/bench/options.js';
+import { emptyRow, judge, lateness, percentile, smsRow } from '../../scripts/bench/result.js';
+import { workload } from '../../scripts/bench/workloads.js';
+
+describe('bench harness', () => {
+  it('takes nearest-rank percentiles', () => {
+    const xs = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(xs, 50)).toBe(50);
+    expect(percentile(xs, 99)).toBe(99);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([], 50)).toBeUndefined();
+    expect(lateness([30, 10, 20])).toEqual({ p50Ms: 20, p99Ms: 30, maxMs: 30 });
+  });
+
+  it('reads the event-loop delay from the service metric, else from prom-client', () => {
+    const own =
+      'vigil_event_loop_delay_seconds{replica="r1",quantile="0.5"} 0.001\nvigil_event_loop_delay_seconds{replica="r1",quantile="0.99"} 0.012\n';
+    const fallback = '# HELP x\nvigil_nodejs_eventloop_lag_p99_seconds{replica="r1"} 0.25\n';
+    expect(eventLoopP99Ms(own + fallback)).toBeCloseTo(12);
+    expect(eventLoopP99Ms(fallback)).toBeCloseTo(250);
+    expect(eventLoopP99Ms('')).toBeUndefined();
+  });
+
+  it('sizes workloads: quick, scale and sustain', () => {
+    const o = parseOptions(['--quick', '--scale', '0.5', '--sustain', '60', '--env', 'SWEEP_CRON=*/5 * * * * *'], {});
+    expect(o.vigilEnv).toEqual({ SWEEP_CRON: '*/5 * * * * *' });
+    expect(workload('burst10k', o)).toMatchObject({ kind: 'burst', count: 500, sms: true });
+    expect(workload('steady1k', o)).toMatchObject({ kind: 'steady', rate: 500, seconds: 60 });
+    expect(workload('rss', parseOptions([], {}))).toMatchObject({ small: 1000, big: 1_000_000 });
+    expect(parseOptions(['--workloads', 'sms10k'], {}).workloads).toEqual(['burst10k']);
+    expect(() => parseOptions(['--systems', 'kafka'], {})).toThrow(/unknown system "kafka"/);
+  });
+
+  it('judges the goals; an incomplete run fails', () => {
+    const w = workload('burst10k', parseOptions([], {}));
+    const row = { ...emptyRow(w, 'embedded'), count: 10, completed: 10, maxMs: 1900, smsExpected: 20, smsSent: 20, smsDrainMs: 19_000 };
+    judge(w, row);
+    expect(row.pass).toBe(true);
+    expect(smsRow(row)?.pass).toBe(true);
+    const short = { ...row, completed: 9 };
+    judge(w, short);
+    expect(short.pass).toBe(false);
+    expect(smsRow({ ...row, smsSent: 19 })?.pass).toBe(false);
+    const bull = { ...emptyRow(w, 'bullmq'), maxMs: 99_999 };
+    judge(w, bull);
+    expect(bull.pass).toBeUndefined();
+  });
+});
