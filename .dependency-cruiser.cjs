@@ -7,6 +7,7 @@ const ADAPTERS = [
   '^src/lock/(redis-lock|in-process-lock)\\.ts$',
   '^src/sms/(twilio|fast2sms|console|failover)\\.ts$',
   '^src/realtime/redis-adapter\\.ts$',
+  '^src/location/(redis|memory)-fixes\\.ts$',
 ];
 
 module.exports = {

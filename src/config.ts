@@ -69,6 +69,12 @@ export const EnvSchema = z.object({
   SMS_MAX_PER_USER_PER_DAY: int(60, 1),
   /** unset → a quarter of LOCK_TTL_MS */
   SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
+  LOCATION_FLUSH_SECONDS: int(60, 1),
+  LOCATION_MIN_INTERVAL_SECONDS: int(5, 0),
+  LOCATION_MAX_PER_MINUTE: int(12, 1),
+  LOCATION_FOLLOWUP_METERS: int(500, 1),
+  LOCATION_CACHE_TTL_SECONDS: int(7200, 1),
+  SOS_INCLUDE_MEETING: z.enum(['true', 'false', '']).default('false'),
   OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).default('false'),
   OTEL_TRACES_EXPORTER: optStr.pipe(z.enum(['otlp', 'none']).optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optStr.pipe(z.url().optional()),
@@ -102,6 +108,22 @@ export interface Config {
   bodyLimit: string;
   sms: SmsConfig;
   tracing: TracingConfig;
+  location: LocationConfig;
+}
+
+export interface LocationConfig {
+  /** how often each replica stores the fixes it received (ms) */
+  flushMs: number;
+  /** at most one kept fix per person per this long (ms) */
+  minIntervalMs: number;
+  /** at most this many fixes per person per minute */
+  perMinute: number;
+  /** one `moved` text to the contacts beyond this distance from where the SOS said (m) */
+  followUpMeters: number;
+  /** time to live of the latest fix in Redis (ms) */
+  cacheTtlMs: number;
+  /** the SOS text names whom the person was meeting */
+  sosIncludeMeeting: boolean;
 }
 
 /** Off unless an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is set. */
@@ -244,5 +266,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
     },
     tracing: tracingConfig(e),
+    location: {
+      flushMs: e.LOCATION_FLUSH_SECONDS * 1000,
+      minIntervalMs: e.LOCATION_MIN_INTERVAL_SECONDS * 1000,
+      perMinute: e.LOCATION_MAX_PER_MINUTE,
+      followUpMeters: e.LOCATION_FOLLOWUP_METERS,
+      cacheTtlMs: e.LOCATION_CACHE_TTL_SECONDS * 1000,
+      sosIncludeMeeting: e.SOS_INCLUDE_MEETING === 'true',
+    },
   };
 }

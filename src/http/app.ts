@@ -7,6 +7,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { IncidentService } from '../app/incidents.js';
+import type { LocationService } from '../app/location.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
@@ -15,12 +16,15 @@ import { adminOnly, bearer } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
+import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { timerRoutes } from './routes/timers.js';
 
 export interface AppDeps {
   store: Store;
   timers: TimerService;
   incidents: IncidentService;
+  /** live location routes; absent in tests that do not need them */
+  location?: LocationService;
   metrics: Metrics;
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
@@ -120,8 +124,10 @@ export function createApp(d: AppDeps): Express {
   const api = express.Router();
   api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
   api.use(bearer(d.jwtSecret));
+  if (d.location) api.use('/timers', markBase, locationRoutes(d.location));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
+  if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   app.use('/v1', api);
 

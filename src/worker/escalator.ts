@@ -17,6 +17,14 @@ import type { Metrics } from '../metrics.js';
 import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
 import { noTracing, type Tracing } from '../telemetry/tracing.js';
+import type { StoredFix } from '../domain/location.js';
+
+export interface EscalationExtras {
+  /** the freshest live fix of the timer (never throws; null when none is readable) */
+  location?: { atEscalation(timer: Timer): Promise<StoredFix | null> };
+  /** say whom the person was meeting in the SOS text (SOS_INCLUDE_MEETING) */
+  includeMeeting?: boolean;
+}
 
 export class Escalator {
   private readonly allClear: AllClear;
@@ -30,6 +38,7 @@ export class Escalator {
     private readonly smsBudget: SmsBudget,
     /** the escalation continues the trace of the request that armed the timer; its deliveries carry it on */
     private readonly tracing: Tracing = noTracing(),
+    private readonly extras: EscalationExtras = {},
   ) {
     this.allClear = new AllClear(store, events, smsBudget);
   }
@@ -65,7 +74,11 @@ export class Escalator {
   }
 
   private async escalateTraced(timer: Timer, fence: number): Promise<void> {
-    const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));
+    // read when the SOS is written: the incident records where the text says the person was
+    const fix = (await this.extras.location?.atEscalation(timer)) ?? null;
+    const now = await this.store.now();
+    const where = fix ? { ...timer, location: { lat: fix.lat, lng: fix.lng } } : timer;
+    const { incident, created } = await this.store.openIncident(where, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const all = await this.store.getContacts(timer.userId);
     const contacts = await this.smsBudget.sosRecipients(incident, all);
@@ -73,6 +86,8 @@ export class Escalator {
       personName: timer.displayName,
       locationName: timer.locationName,
       location: timer.location,
+      lastSeen: fix ? { point: fix, ageMs: Math.max(0, now.getTime() - fix.at.getTime()) } : undefined,
+      meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
       deadline: timer.expiresAt,
     });
     await this.store.addDeliveries(

@@ -13,6 +13,7 @@ import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
+import * as location from './location.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import type { Ctx, WriteConcern } from './writes.js';
@@ -200,6 +201,11 @@ export class MongoStore implements Store {
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
 
+  // ── location trail (./location.ts) ──────────────────────────────────────────
+  readonly addFixes = this.op('addFixes', location.addFixes);
+  readonly listFixes = this.op('listFixes', location.listFixes);
+  readonly lastFix = this.op('lastFix', location.lastFix);
+
   // ── plumbing ────────────────────────────────────────────────────────────────
 
   private admin() {
@@ -218,7 +224,13 @@ export class MongoStore implements Store {
   /** Additive (createIndexes, not syncIndexes): an index added by an operator is never dropped. */
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
-    await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+    await Promise.all([
+      m.timers.createIndexes(),
+      m.incidents.createIndexes(),
+      m.deliveries.createIndexes(),
+      m.contacts.createIndexes(),
+      m.fixes.createIndexes(),
+    ]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

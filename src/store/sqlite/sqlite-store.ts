@@ -12,6 +12,7 @@ import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
+import type { StoredFix } from '../../domain/location.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
 import type {
   ArmResult,
@@ -25,6 +26,7 @@ import type {
   Store,
 } from '../port.js';
 import { unavailableOr } from './errors.js';
+import { SqliteLocation } from './location.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
 import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
@@ -51,6 +53,7 @@ export class SqliteStore implements Store {
   private readonly st: Statements;
   private readonly clock: () => number;
   private readonly lagMs: number;
+  private readonly location: SqliteLocation;
   private closed = false;
 
   private constructor(opts: SqliteOptions) {
@@ -66,6 +69,7 @@ export class SqliteStore implements Store {
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.location = new SqliteLocation(this.db, this.clock);
     this.guardOperations();
   }
 
@@ -154,6 +158,7 @@ export class SqliteStore implements Store {
         lng: t.location?.lng ?? null,
         displayName: t.displayName ?? null,
         traceparent: t.traceparent ?? null,
+        meeting: t.meeting ? JSON.stringify(t.meeting) : null,
       }) as TimerRow;
       if (idem) this.st.idempotencyInsert.run(t.userId, idem.key, idem.fingerprint, t.id, now);
       return { kind: 'created', timer: toTimer(row) };
@@ -313,6 +318,7 @@ export class SqliteStore implements Store {
       lng: timer.location?.lng ?? null,
       displayName: timer.displayName ?? null,
       fence,
+      meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
     }) as IncidentRow | undefined;
     if (inserted) return { incident: toIncident(inserted), created: true };
     const existing = this.st.incidentByTimer.get(timer.id) as IncidentRow;
@@ -457,5 +463,19 @@ export class SqliteStore implements Store {
       })
       .immediate();
     return this.getContacts(userId);
+  }
+
+  // ── location trail (./location.ts) ──────────────────────────────────────────
+
+  async addFixes(fixes: StoredFix[]): Promise<number> {
+    return this.location.addFixes(fixes);
+  }
+
+  async listFixes(timerId: string, limit: number): Promise<StoredFix[]> {
+    return this.location.listFixes(timerId, limit);
+  }
+
+  async lastFix(timerId: string): Promise<StoredFix | null> {
+    return this.location.lastFix(timerId);
   }
 }
