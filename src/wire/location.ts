@@ -47,7 +47,11 @@ export const MeetingBody = z
   .strictObject({
     withUserId: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
     name: plain(80).optional(),
-    phone: z.string().regex(E164, 'must be an E.164 number like +14155550123').optional(),
+    phone: z
+      .string()
+      .regex(E164, 'must be an E.164 number like +14155550123')
+      .meta({ examples: ['+14155550123'] })
+      .optional(),
   })
   .refine((m) => m.withUserId !== undefined || m.name !== undefined || m.phone !== undefined, 'give at least one of withUserId, name, phone')
   .meta({ description: 'Whom the person is meeting. Shown to moderators on the incident; sent to contacts only if the deployment says so.' });
