@@ -3,14 +3,7 @@
  * (src/http/errors.ts); stores translate their driver errors into these.
  */
 export type DomainErrorCode =
-  | 'not_found'
-  | 'conflict'
-  | 'invalid'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'idempotency_mismatch'
-  | 'rate_limited'
-  | 'unavailable';
+  'not_found' | 'conflict' | 'invalid' | 'unauthorized' | 'forbidden' | 'idempotency_mismatch' | 'rate_limited' | 'unavailable';
 
 export class DomainError extends Error {
   constructor(

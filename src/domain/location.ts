@@ -84,7 +84,8 @@ export function rateDecision(
   recentPosts: readonly number[],
   lastKeptAt: number | undefined,
 ): { ok: true } | { ok: false; retryAfterMs: number } {
-  if (lastKeptAt !== undefined && now - lastKeptAt < rule.minIntervalMs) return { ok: false, retryAfterMs: rule.minIntervalMs - (now - lastKeptAt) };
+  if (lastKeptAt !== undefined && now - lastKeptAt < rule.minIntervalMs)
+    return { ok: false, retryAfterMs: rule.minIntervalMs - (now - lastKeptAt) };
   const inWindow = recentPosts.filter((t) => now - t < 60_000);
   if (inWindow.length >= rule.perMinute) return { ok: false, retryAfterMs: 60_000 - (now - inWindow[0]!) };
   return { ok: true };

@@ -91,7 +91,8 @@ const DELIVERY_KINDS = ['sos', 'all_clear', 'moved'] as const satisfies readonly
 
 export const Delivery = z.object({
   key: z.string().meta({
-    description: '`incidentId:contactId` (SOS), `incidentId:contactId:all_clear` or `incidentId:contactId:moved`; the carrier idempotency key',
+    description:
+      '`incidentId:contactId` (SOS), `incidentId:contactId:all_clear` or `incidentId:contactId:moved`; the carrier idempotency key',
   }),
   incidentId: z.string(),
   contactId: z.string(),

@@ -45,7 +45,12 @@ const plain = (max: number) =>
 /** Whom the person is meeting (on arming): each field optional, at least one given; names plain, phone E.164. */
 export const MeetingBody = z
   .strictObject({
-    withUserId: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
+    withUserId: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+      .optional(),
     name: plain(80).optional(),
     phone: z
       .string()
@@ -53,5 +58,10 @@ export const MeetingBody = z
       .meta({ examples: ['+14155550123'] })
       .optional(),
   })
-  .refine((m) => m.withUserId !== undefined || m.name !== undefined || m.phone !== undefined, 'give at least one of withUserId, name, phone')
-  .meta({ description: 'Whom the person is meeting. Shown to moderators on the incident; sent to contacts only if the deployment says so.' });
+  .refine(
+    (m) => m.withUserId !== undefined || m.name !== undefined || m.phone !== undefined,
+    'give at least one of withUserId, name, phone',
+  )
+  .meta({
+    description: 'Whom the person is meeting. Shown to moderators on the incident; sent to contacts only if the deployment says so.',
+  });

@@ -32,7 +32,12 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
   const problems: string[] = [];
 
   const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret, { sub, ...o });
-  async function api(tok: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function api(
+    tok: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const res = await fetch(`${vigil.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json' },
@@ -58,7 +63,14 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
     vigil.startTicks();
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
       headless: true,
       viewport: { width: 1360, height: 940 },
       locale: 'en-GB',

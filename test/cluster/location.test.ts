@@ -74,65 +74,58 @@ async function escalatedBody(s: Scenario, timerId: string): Promise<string> {
 }
 
 describe.skipIf(!clusterCanRun)(suiteName('cluster: live location across replicas, Redis stopped and restarted'), () => {
-  it(
-    'a fix posted on r1 is in the SOS escalated by r2; Redis down → the store’s last flushed fix; Redis back → fixes flow again',
-    async () => {
-      const s = await reg.start({ env });
-      const c = s.cluster;
+  it('a fix posted on r1 is in the SOS escalated by r2; Redis down → the store’s last flushed fix; Redis back → fixes flow again', async () => {
+    const s = await reg.start({ env });
+    const c = s.cluster;
 
-      // 1. through the cache: r1 never flushed this fix, r2 reads it from Redis
-      const a = await armOn(c, R1, 'loc-ann', 3);
-      const moved = { lat: ARMED.lat + 800 * M, lng: ARMED.lng };
-      expect((await post(c, R1, a.token, a.timerId, moved)).kept).toBe(true);
-      expect(await s.redisGet(`vigil:fix:${a.timerId}`)).toContain(String(moved.lat));
-      const bodyA = await escalatedBody(s, a.timerId);
-      expect(bodyA).toContain(`at ${mapLink(moved)}`);
-      expect(bodyA).toMatch(/Last seen (just now|\d+ min ago) at /);
-      expect(bodyA).not.toContain(mapLink(ARMED));
+    // 1. through the cache: r1 never flushed this fix, r2 reads it from Redis
+    const a = await armOn(c, R1, 'loc-ann', 3);
+    const moved = { lat: ARMED.lat + 800 * M, lng: ARMED.lng };
+    expect((await post(c, R1, a.token, a.timerId, moved)).kept).toBe(true);
+    expect(await s.redisGet(`vigil:fix:${a.timerId}`)).toContain(String(moved.lat));
+    const bodyA = await escalatedBody(s, a.timerId);
+    expect(bodyA).toContain(`at ${mapLink(moved)}`);
+    expect(bodyA).toMatch(/Last seen (just now|\d+ min ago) at /);
+    expect(bodyA).not.toContain(mapLink(ARMED));
 
-      // 2. Redis stopped: a fix flushed to the store (posted on r3) wins over one only r1 holds
-      const b = await armOn(c, R1, 'loc-ben', 20);
-      const flushed = { lat: ARMED.lat + 1500 * M, lng: ARMED.lng };
-      expect((await post(c, R3, b.token, b.timerId, flushed)).kept).toBe(true);
-      await eventually(
-        async () => {
-          const db = new Database(join(s.dataDir, 'vigil.db'), { readonly: true });
-          try {
-            return db.prepare('SELECT 1 FROM location_fixes WHERE timer_id = ?').get(b.timerId) !== undefined;
-          } finally {
-            db.close();
-          }
-        },
-        'r3 flushing the fix to the store',
-      );
-      await s.redis.stop();
-      const unflushed = { lat: ARMED.lat + 3000 * M, lng: ARMED.lng };
-      // posting still works without Redis (kept in r1's buffer, not flushed before the SOS)
-      expect((await post(c, R1, b.token, b.timerId, unflushed)).kept).toBe(true);
-      const bodyB = await escalatedBody(s, b.timerId);
-      expect(bodyB).toContain(`at ${mapLink(flushed)}`);
-      expect(bodyB).not.toContain(mapLink(unflushed));
+    // 2. Redis stopped: a fix flushed to the store (posted on r3) wins over one only r1 holds
+    const b = await armOn(c, R1, 'loc-ben', 20);
+    const flushed = { lat: ARMED.lat + 1500 * M, lng: ARMED.lng };
+    expect((await post(c, R3, b.token, b.timerId, flushed)).kept).toBe(true);
+    await eventually(async () => {
+      const db = new Database(join(s.dataDir, 'vigil.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT 1 FROM location_fixes WHERE timer_id = ?').get(b.timerId) !== undefined;
+      } finally {
+        db.close();
+      }
+    }, 'r3 flushing the fix to the store');
+    await s.redis.stop();
+    const unflushed = { lat: ARMED.lat + 3000 * M, lng: ARMED.lng };
+    // posting still works without Redis (kept in r1's buffer, not flushed before the SOS)
+    expect((await post(c, R1, b.token, b.timerId, unflushed)).kept).toBe(true);
+    const bodyB = await escalatedBody(s, b.timerId);
+    expect(bodyB).toContain(`at ${mapLink(flushed)}`);
+    expect(bodyB).not.toContain(mapLink(unflushed));
 
-      // 3. Redis back: fixes reach the other replicas through the cache again
-      await s.redis.start();
-      const d = await armOn(c, R1, 'loc-dot', 25);
-      let n = 0;
-      let latest = { lat: ARMED.lat, lng: ARMED.lng };
-      await eventually(
-        async () => {
-          latest = { lat: ARMED.lat + (200 + 50 * ++n) * M, lng: ARMED.lng };
-          await post(c, R1, d.token, d.timerId, latest);
-          return (await s.redisGet(`vigil:fix:${d.timerId}`))?.includes(String(latest.lat));
-        },
-        'a fix in Redis again after the restart',
-        20_000,
-        500,
-      );
-      const trail = await c.api(R2, d.token, 'GET', `/v1/timers/${d.timerId}/locations`);
-      expect(trail.body.fixes.at(-1)).toMatchObject({ lat: latest.lat });
-      const bodyD = await escalatedBody(s, d.timerId);
-      expect(bodyD).toContain(`at ${mapLink(latest)}`);
-    },
-    180_000,
-  );
+    // 3. Redis back: fixes reach the other replicas through the cache again
+    await s.redis.start();
+    const d = await armOn(c, R1, 'loc-dot', 25);
+    let n = 0;
+    let latest = { lat: ARMED.lat, lng: ARMED.lng };
+    await eventually(
+      async () => {
+        latest = { lat: ARMED.lat + (200 + 50 * ++n) * M, lng: ARMED.lng };
+        await post(c, R1, d.token, d.timerId, latest);
+        return (await s.redisGet(`vigil:fix:${d.timerId}`))?.includes(String(latest.lat));
+      },
+      'a fix in Redis again after the restart',
+      20_000,
+      500,
+    );
+    const trail = await c.api(R2, d.token, 'GET', `/v1/timers/${d.timerId}/locations`);
+    expect(trail.body.fixes.at(-1)).toMatchObject({ lat: latest.lat });
+    const bodyD = await escalatedBody(s, d.timerId);
+    expect(bodyD).toContain(`at ${mapLink(latest)}`);
+  }, 180_000);
 });

@@ -103,7 +103,9 @@ describe('whom they are meeting', () => {
     const bad = await v.api(v.token('meet-bad'), 'POST', '/v1/timers', { durationSeconds: 600, meeting: { phone: '0123' } });
     expect(bad.status).toBe(400);
     expect((await v.api(v.token('meet-bad'), 'POST', '/v1/timers', { durationSeconds: 600, meeting: {} })).status).toBe(400);
-    expect((await v.api(v.token('meet-bad'), 'POST', '/v1/timers', { durationSeconds: 600, meeting: { name: '\u202e ' } })).status).toBe(400);
+    expect((await v.api(v.token('meet-bad'), 'POST', '/v1/timers', { durationSeconds: 600, meeting: { name: '\u202e ' } })).status).toBe(
+      400,
+    );
 
     const { token, timerId, expiresAt } = await armWithContacts(v, 'meet-alice', ['+14155550150'], {
       durationSeconds: 1,
@@ -190,13 +192,21 @@ describe('socket', () => {
     const mod = await connect(v.url, v.token('sock-mod', { admin: true }));
     const stranger = await connect(v.url, v.token('sock-bob'));
     try {
-      const ack = (await owner.socket.timeout(5000).emitWithAck('location.fix', { timerId, ...HOME, accuracyM: 5 })) as Record<string, unknown>;
+      const ack = (await owner.socket.timeout(5000).emitWithAck('location.fix', { timerId, ...HOME, accuracyM: 5 })) as Record<
+        string,
+        unknown
+      >;
       expect(ack).toMatchObject({ ok: true, kept: true, fix: { ...HOME, accuracyM: 5 } });
       const near = (await owner.socket.timeout(5000).emitWithAck('location.fix', { timerId, ...north(3) })) as Record<string, unknown>;
       expect(near).toMatchObject({ ok: true, kept: false, reason: 'too_close' });
-      const bad = (await owner.socket.timeout(5000).emitWithAck('location.fix', { timerId, lat: 100, lng: 0 })) as { ok: boolean; error: { code: string } };
+      const bad = (await owner.socket.timeout(5000).emitWithAck('location.fix', { timerId, lat: 100, lng: 0 })) as {
+        ok: boolean;
+        error: { code: string };
+      };
       expect(bad).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
-      const foreign = (await stranger.socket.timeout(5000).emitWithAck('location.fix', { timerId, ...north(50) })) as { error: { code: string } };
+      const foreign = (await stranger.socket.timeout(5000).emitWithAck('location.fix', { timerId, ...north(50) })) as {
+        error: { code: string };
+      };
       expect(foreign.error.code).toBe('timer_not_found');
 
       await eventually(async () => owner.named('location.updated').length === 1, 'location.updated at the owner');

@@ -90,7 +90,11 @@ export class Api {
 
   /** The location trail of an open incident (empty once it is closed). */
   async trail(incidentId: string): Promise<Fix[]> {
-    const fixes = field(await this.request('GET', `/v1/admin/incidents/${encodeURIComponent(incidentId)}/locations`), 'fixes', isList(isFix));
+    const fixes = field(
+      await this.request('GET', `/v1/admin/incidents/${encodeURIComponent(incidentId)}/locations`),
+      'fixes',
+      isList(isFix),
+    );
     if (!fixes) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected location trail.');
     return fixes;
   }
