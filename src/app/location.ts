@@ -60,6 +60,8 @@ export class LocationService {
   private readonly pending = new Map<string, StoredFix[]>();
   /** per person: times of recent posts and of the last kept fix (this replica's view) */
   private readonly rate = new Map<string, { posts: number[]; lastKeptAt?: number }>();
+  /** the store's clock at the last post (rate windows are measured on it, not on this host's clock) */
+  private lastNow = 0;
 
   constructor(
     private readonly store: Store,
@@ -172,9 +174,10 @@ export class LocationService {
   async flushAll(): Promise<number> {
     let n = 0;
     for (const id of [...this.pending.keys()]) n += await this.flushTimer(id).catch(() => 0);
-    // forget rate windows nobody used for a minute
-    const now = Date.now();
-    for (const [user, r] of this.rate) if (r.posts.every((t) => now - t > 60_000)) this.rate.delete(user);
+    // forget rate windows nobody used for a minute (and whose last kept fix is older than the interval)
+    const now = this.lastNow;
+    for (const [user, r] of this.rate)
+      if (r.posts.every((t) => now - t > 60_000) && now - (r.lastKeptAt ?? 0) > this.settings.minIntervalMs) this.rate.delete(user);
     return n;
   }
 
@@ -266,6 +269,7 @@ export class LocationService {
   }
 
   private checkRate(userId: string, now: number): void {
+    this.lastNow = Math.max(this.lastNow, now);
     const r = this.rateOf(userId);
     r.posts = r.posts.filter((t) => now - t < 60_000);
     const d = rateDecision(this.settings, now, r.posts, r.lastKeptAt);
