@@ -209,6 +209,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
         trailLimit: 500,
       },
       log,
+      { inc: (outcome) => metrics.locationFixes.inc({ outcome }) },
     );
     attachLocationMessages(realtime.io, location, log);
     // a timer that ends (safe, cancelled, expired) has its buffered fixes stored at once

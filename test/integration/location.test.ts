@@ -254,5 +254,32 @@ describe('rate limit', () => {
     // nothing changed: the trail still has the first fix only
     await r.vigil.location.flushAll();
     expect(await r.vigil.store.listFixes(t.id, 10)).toHaveLength(1);
+    const text = await r.vigil.metrics.registry.metrics();
+    expect(text).toMatch(/^vigil_location_fixes_total\{[^}]*outcome="rate_limited"[^}]*\} 1$/m);
+    expect(text).toMatch(/^vigil_location_fixes_total\{[^}]*outcome="kept"[^}]*\} 1$/m);
+  });
+});
+
+describe('SOS_INCLUDE_MEETING=true', () => {
+  let w: TestVigil;
+  const rec = new RecordingCarrier();
+  beforeAll(async () => {
+    w = await startTestVigil({ SOS_INCLUDE_MEETING: 'true' }, { manualTicks: true, carrier: rec });
+  });
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('the SOS text says whom the person was meeting (the name only, sanitised)', async () => {
+    const { timerId, expiresAt } = await armWithContacts(w, 'meet-on', ['+14155550190'], {
+      durationSeconds: 1,
+      meeting: { name: 'Bob (bob.example.com)', phone: '+14155550177' },
+    } as never);
+    await expireAndSweep(w, expiresAt);
+    const incident = await incidentOf(w, timerId);
+    await dispatchRound(w);
+    const body = rec.sent.find((s) => s.idempotencyKey.startsWith(`${incident.id}:`))?.body ?? '';
+    expect(body).toContain('(meeting Bob (bob[.]example[.]com))');
+    expect(body).not.toContain('+14155550177');
   });
 });
