@@ -8,6 +8,7 @@ const ADAPTERS = [
   '^src/sms/(twilio|fast2sms|console|failover)\\.ts$',
   '^src/realtime/redis-adapter\\.ts$',
   '^src/http/rate-limit-redis\\.ts$',
+  '^src/location/(redis|memory)-fixes\\.ts$',
 ];
 
 module.exports = {

@@ -76,6 +76,12 @@ export const EnvSchema = z.object({
   SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
   /** full: every commit is fsynced (survives power loss); normal: WAL fsynced at checkpoints only (docs/performance-notes.md) */
   SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
+  LOCATION_FLUSH_SECONDS: int(60, 1),
+  LOCATION_MIN_INTERVAL_SECONDS: int(5, 0),
+  LOCATION_MAX_PER_MINUTE: int(12, 1),
+  LOCATION_FOLLOWUP_METERS: int(500, 1),
+  LOCATION_CACHE_TTL_SECONDS: int(7200, 1),
+  SOS_INCLUDE_MEETING: z.enum(['true', 'false', '']).default('false'),
   OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).default('false'),
   OTEL_TRACES_EXPORTER: optStr.pipe(z.enum(['otlp', 'none']).optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: optStr.pipe(z.url().optional()),
@@ -133,6 +139,7 @@ export interface Config {
   http: HttpLimits;
   sockets: { perUser: number };
   tokens: { maxLifetimeSeconds: number; issuer?: string; audience?: string };
+  location: LocationConfig;
 }
 
 export interface RateLimitConfig {
@@ -157,6 +164,21 @@ export interface HttpLimits {
   /** the whole request, body included, must arrive within this */
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+}
+
+export interface LocationConfig {
+  /** how often each replica stores the fixes it received (ms) */
+  flushMs: number;
+  /** at most one kept fix per person per this long (ms) */
+  minIntervalMs: number;
+  /** at most this many fixes per person per minute */
+  perMinute: number;
+  /** one `moved` text to the contacts beyond this distance from where the SOS said (m) */
+  followUpMeters: number;
+  /** time to live of the latest fix in Redis (ms) */
+  cacheTtlMs: number;
+  /** the SOS text names whom the person was meeting */
+  sosIncludeMeeting: boolean;
 }
 
 /** Off unless an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is set. */
@@ -352,5 +374,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sockets: { perUser: e.SOCKETS_PER_USER },
     tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE },
+    location: {
+      flushMs: e.LOCATION_FLUSH_SECONDS * 1000,
+      minIntervalMs: e.LOCATION_MIN_INTERVAL_SECONDS * 1000,
+      perMinute: e.LOCATION_MAX_PER_MINUTE,
+      followUpMeters: e.LOCATION_FOLLOWUP_METERS,
+      cacheTtlMs: e.LOCATION_CACHE_TTL_SECONDS * 1000,
+      sosIncludeMeeting: e.SOS_INCLUDE_MEETING === 'true',
+    },
   };
 }

@@ -8,6 +8,7 @@ import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
+import { LocationService } from './app/location.js';
 import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -21,8 +22,12 @@ import { connectRedisLimitStores } from './http/rate-limit-redis.js';
 import { receiptRoutes } from './http/routes/receipts.js';
 import { InProcessLock } from './lock/in-process-lock.js';
 import type { Lock } from './lock/port.js';
+import { MemoryFixes } from './location/memory-fixes.js';
+import type { LatestFixes } from './location/port.js';
+import { RedisFixes } from './location/redis-fixes.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { attachLocationMessages } from './realtime/location-socket.js';
 import { createRealtime, type Realtime } from './realtime/server.js';
 import { RedisLock } from './lock/redis-lock.js';
 import { connectRedisFanout, type RedisFanout } from './realtime/redis-adapter.js';
@@ -40,6 +45,7 @@ import { createTracing, type Tracing } from './telemetry/tracing.js';
 import { reportingDeadlines } from './worker/deadline-events.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
+import { LocationFlusher } from './worker/location-flush.js';
 import { Scheduler } from './worker/scheduler.js';
 import { Sweeper } from './worker/sweeper.js';
 
@@ -57,6 +63,8 @@ export interface Vigil {
   sweeper: Sweeper;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
+  /** live location (tests flush it by hand) */
+  location: LocationService;
   /** start the sweep and dispatch ticks; until then nothing sweeps or sends on its own */
   startTicks(): void;
   /** graceful stop; safe to call twice */
@@ -83,6 +91,25 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
   }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
   return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs, synchronous: config.sqliteSynchronous });
+}
+
+/** The latest-fix cache: Redis in cluster mode (shared by the replicas), memory when embedded. */
+async function openLatestFixes(config: Config, log: Logger): Promise<LatestFixes> {
+  if (!config.redisUrl) return new MemoryFixes(config.location.cacheTtlMs);
+  let warned = false;
+  const fixes = await RedisFixes.connect({
+    url: config.redisUrl,
+    ttlMs: config.location.cacheTtlMs,
+    onError: (err) => {
+      if (!warned) log.warn({ err: err.message }, 'latest-fix cache: connection error (fixes fall back to the store while it lasts)');
+      warned = true;
+    },
+  }).catch((err: unknown) => {
+    throw new ConfigError(`REDIS_URL: cannot reach Redis at start-up (${err instanceof Error ? err.message : String(err)})`, {
+      cause: err,
+    });
+  });
+  return fixes;
 }
 
 async function openLock(config: Config, log: Logger, store: Store): Promise<Lock> {
@@ -162,6 +189,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     cleanups.push(() => lock.close());
     const chosen = o.carrier ? { carrier: o.carrier } : chooseCarrier(config, log, metrics, tracing);
     const carrier: Carrier = chosen.carrier;
+    const latestFixes = await openLatestFixes(config, log);
+    cleanups.push(() => latestFixes.close());
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
@@ -210,15 +239,33 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
       { log, metrics },
     );
+    const location = new LocationService(
+      store,
+      latestFixes,
+      realtime.publisher,
+      smsBudget,
+      {
+        minIntervalMs: config.location.minIntervalMs,
+        perMinute: config.location.perMinute,
+        followUpMeters: config.location.followUpMeters,
+        trailLimit: 500,
+      },
+      log,
+      { inc: (outcome) => metrics.locationFixes.inc({ outcome }) },
+    );
+    attachLocationMessages(realtime.io, location, log);
+    // a timer that ends (safe, cancelled, expired) has its buffered fixes stored at once
+    const events = location.flushingOnEnd(realtime.publisher);
     // arming or extending here moves this replica's next wake-up earlier (the scheduler exists later)
     let onDeadline: (at: Date) => void = () => undefined;
-    const timerEvents = reportingDeadlines(realtime.publisher, (at) => onDeadline(at));
+    const timerEvents = reportingDeadlines(events, (at) => onDeadline(at));
     const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
       timers,
       incidents,
+      location,
       metrics,
       log,
       tracing,
@@ -262,7 +309,10 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       });
     });
 
-    const escalator = new Escalator(store, realtime.publisher, metrics, log, smsBudget, tracing);
+    const escalator = new Escalator(store, events, metrics, log, smsBudget, tracing, {
+      location,
+      includeMeeting: config.location.sosIncludeMeeting,
+    });
     const sweeper = new Sweeper(store, lock, escalator, metrics, log, {
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
@@ -282,6 +332,9 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake);
     onDeadline = (at) => scheduler.deadlineAt(at);
     cleanups.push(() => scheduler.stop());
+    // stopped before the store closes: its last flush stores what this replica still buffers
+    const flusher = new LocationFlusher(location, config.location.flushMs, log);
+    cleanups.push(() => flusher.stop());
 
     const port = (http.address() as AddressInfo).port;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -310,8 +363,25 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       if (ticking || stopping) return;
       ticking = true;
       scheduler.start();
+      flusher.start();
     };
-    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, startTicks, stop };
+    return {
+      config,
+      app: expressApp,
+      url,
+      port,
+      store,
+      lock,
+      carrier,
+      metrics,
+      log,
+      sweeper,
+      dispatcher,
+      scheduler,
+      location,
+      startTicks,
+      stop,
+    };
   } catch (err) {
     await closeAll();
     throw err;

@@ -193,6 +193,12 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       labelNames: ['status', 'result'],
       registers: r,
     }),
+    locationFixes: new client.Counter({
+      name: 'vigil_location_fixes_total',
+      help: 'Location fixes by outcome (kept, dropped, rate_limited) and cache or flush failures (cache_error, flush_error); never coordinates',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
     smsCapped: new client.Counter({
       name: 'vigil_sms_capped_total',
       help: 'SMS not created because an abuse cap was reached, by reason',

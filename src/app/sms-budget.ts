@@ -9,7 +9,7 @@
  * budget, not an invariant of the store.
  */
 import type { Contact } from '../domain/contact.js';
-import { wantsAllClear, type Delivery } from '../domain/delivery.js';
+import { FINAL_DELIVERY, sosMayHaveReached, wantsAllClear, type Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import {
   allClearAllowance,
@@ -127,7 +127,36 @@ export class SmsBudget {
     return todo.slice(0, a.allowed);
   }
 
-  private report(incident: Pick<Incident, 'id' | 'userId'>, kind: 'sos' | 'all_clear', a: Allowance, extra: { inWindow?: number }): void {
+  /**
+   * The SOS deliveries whose contacts get the one `moved` follow-up: those whose SOS went
+   * out, may have, or still may (pending); none once this incident has a follow-up. Within
+   * what is left of the per-incident cap and of the person's day cap.
+   */
+  async movedRecipients(incident: Incident): Promise<Delivery[]> {
+    const now = await this.store.now();
+    const [inWindow, mine] = await Promise.all([
+      this.store.countDeliveriesSince(incident.userId, new Date(now.getTime() - CAP_WINDOW_MS)),
+      this.store.deliveriesFor([incident.id]),
+    ]);
+    if (mine.some((d) => d.kind === 'moved')) return [];
+    const todo = mine.filter((d) => d.kind === 'sos' && (!FINAL_DELIVERY.includes(d.status) || sosMayHaveReached(d)));
+    const incidentRoom = this.maxPerIncident - mine.length;
+    const dayRoom = this.maxPerUserPerDay - inWindow;
+    const room = Math.max(0, Math.min(incidentRoom, dayRoom));
+    const a: Allowance =
+      todo.length <= room
+        ? { allowed: todo.length, capped: 0 }
+        : { allowed: room, capped: todo.length - room, reason: incidentRoom <= dayRoom ? 'per_incident' : 'per_day' };
+    this.report(incident, 'moved', a, { inWindow });
+    return todo.slice(0, a.allowed);
+  }
+
+  private report(
+    incident: Pick<Incident, 'id' | 'userId'>,
+    kind: 'sos' | 'all_clear' | 'moved',
+    a: Allowance,
+    extra: { inWindow?: number },
+  ): void {
     if (a.capped === 0 || a.reason === undefined) return;
     this.reporting.metrics?.smsCapped.inc({ reason: a.reason }, a.capped);
     this.reporting.log?.warn(

@@ -6,7 +6,7 @@
 import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
 import { decideIncident, type Incident } from '../domain/incident.js';
 import { checkDuration, type TimerLimits } from '../domain/limits.js';
-import { decide, type GeoPoint, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
+import { decide, type GeoPoint, type Meeting, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { IdempotencyClaim, KeyedCommandResult, Store } from '../store/port.js';
@@ -21,6 +21,7 @@ export interface ArmInput {
   durationSeconds: number;
   locationName?: string;
   location?: GeoPoint;
+  meeting?: Meeting;
 }
 
 export interface Caller {
@@ -74,6 +75,7 @@ export class TimerService {
         expiresAt: new Date(now.getTime() + input.durationSeconds * 1000),
         locationName: input.locationName,
         location: input.location,
+        meeting: input.meeting,
         displayName: caller.displayName,
         traceparent: this.tracing.traceparent(),
       },

@@ -16,8 +16,11 @@
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead', 'superseded'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** `sos`: the alert; `all_clear`: the follow-up when the person checks in after the SOS. */
-export type DeliveryKind = 'sos' | 'all_clear';
+/**
+ * `sos`: the alert; `all_clear`: the follow-up when the person checks in after the SOS;
+ * `moved`: the one follow-up when the person moved far from where the SOS said.
+ */
+export type DeliveryKind = 'sos' | 'all_clear' | 'moved';
 
 export interface Delivery {
   /** `incidentId:contactId` for the SOS, `incidentId:contactId:all_clear` for the follow-up */

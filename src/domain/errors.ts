@@ -2,7 +2,8 @@
  * The one small set of errors every layer raises. HTTP maps them in one place
  * (src/http/errors.ts); stores translate their driver errors into these.
  */
-export type DomainErrorCode = 'not_found' | 'conflict' | 'invalid' | 'unauthorized' | 'forbidden' | 'idempotency_mismatch' | 'unavailable';
+export type DomainErrorCode =
+  'not_found' | 'conflict' | 'invalid' | 'unauthorized' | 'forbidden' | 'idempotency_mismatch' | 'rate_limited' | 'unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -26,3 +27,6 @@ export const Invalid = (code: string, message: string, details?: Record<string, 
   new DomainError('invalid', code, message, details);
 export const Unavailable = (code: string, message: string, cause?: unknown) =>
   new DomainError('unavailable', code, message, undefined, { cause });
+/** Too many requests: `retryAfterSeconds` becomes the Retry-After header. */
+export const RateLimited = (code: string, message: string, retryAfterSeconds: number) =>
+  new DomainError('rate_limited', code, message, { retryAfterSeconds });

@@ -1,5 +1,5 @@
 /** Incident rules. Pure. */
-import type { GeoPoint } from './timer.js';
+import type { GeoPoint, Meeting } from './timer.js';
 
 export const INCIDENT_STATUSES = ['active', 'acknowledged', 'resolved', 'false_alarm'] as const;
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
@@ -26,8 +26,11 @@ export interface Incident {
   resolvedAt?: Date;
   resolvedBy?: string;
   locationName?: string;
+  /** where the SOS text said the person was: the freshest live fix at escalation, else the point given on arming */
   location?: GeoPoint;
   displayName?: string;
+  /** whom the person was meeting, copied from the timer */
+  meeting?: Meeting;
   /** fence of the sweep that opened it */
   fence: number;
   allClear?: AllClearState;

@@ -4,6 +4,7 @@
  * Our own text is GSM-7; a name in another script makes the carrier switch to UCS-2
  * (67 characters a segment), which costs more segments but is still one message.
  */
+import { ageText } from './location.js';
 import type { GeoPoint } from './timer.js';
 
 export const MAX_SMS_CHARS = 459;
@@ -57,21 +58,48 @@ export function plainName(s: string): string {
 
 export const mapLink = (p: GeoPoint): string => `https://maps.google.com/?q=${p.lat.toFixed(5)},${p.lng.toFixed(5)}`;
 
+/** A live fix as a text tells it: where, and how long before the text was written. */
+export interface LastSeen {
+  point: GeoPoint;
+  ageMs: number;
+}
+
 export interface SosFacts {
   personName?: string;
   locationName?: string;
   location?: GeoPoint;
+  /** the freshest live fix, read when the SOS is written; wins over `location` (given at arm time) */
+  lastSeen?: LastSeen;
+  /** whom they were meeting (only when the deployment sends it to contacts) */
+  meetingName?: string;
   deadline: Date;
 }
+
+const lastSeenText = (l: LastSeen) => `Last seen ${ageText(l.ageMs)} at ${mapLink(l.point)}`;
 
 export function sosMessage(f: SosFacts): string {
   const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
   const place = plainName(f.locationName ?? '');
   const where = place ? ` at ${clip(place, 80)}` : '';
-  const map = f.location ? ` Last known location: ${mapLink(f.location)}` : ' No location was shared.';
+  const meeting = plainName(f.meetingName ?? '');
+  const withWhom = meeting ? ` (meeting ${clip(meeting, 60)})` : '';
+  const map = f.lastSeen
+    ? ` ${lastSeenText(f.lastSeen)}`
+    : f.location
+      ? ` Last known location: ${mapLink(f.location)}`
+      : ' No location was shared.';
   const when = f.deadline.toISOString().slice(0, 16).replace('T', ' ');
-  const body = `SOS from Vigil: ${who} did not check in after a meeting${where}. Their safety timer ran out at ${when} UTC.${map} Please try to reach them now; call local emergency services if you cannot.`;
+  const body = `SOS from Vigil: ${who} did not check in after a meeting${where}${withWhom}. Their safety timer ran out at ${when} UTC.${map} Please try to reach them now; call local emergency services if you cannot.`;
   return clip(body, MAX_SMS_CHARS);
+}
+
+/** The one follow-up after the SOS when the person has moved far from where the SOS said. */
+export function movedMessage(f: Pick<SosFacts, 'personName'> & { lastSeen: LastSeen }): string {
+  const who = clip(plainName(f.personName ?? '') || 'The Vigil user', 60);
+  return clip(
+    `Vigil update: ${who} has moved since the SOS alert and has still not checked in. ${lastSeenText(f.lastSeen)} Please try to reach them now.`,
+    MAX_SMS_CHARS,
+  );
 }
 
 export function allClearMessage(f: Pick<SosFacts, 'personName'>): string {

@@ -22,6 +22,14 @@ export interface GeoPoint {
   lng: number;
 }
 
+/** Whom the person is meeting (all optional); seen by the person and moderators, by contacts only if configured. */
+export interface Meeting {
+  withUserId?: string;
+  name?: string;
+  /** E.164 */
+  phone?: string;
+}
+
 export interface Timer {
   id: string;
   userId: string;
@@ -45,6 +53,7 @@ export interface Timer {
   escalationError?: string;
   /** W3C traceparent of the request that armed it: the escalation continues that trace */
   traceparent?: string;
+  meeting?: Meeting;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

@@ -8,6 +8,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { IncidentService } from '../app/incidents.js';
+import type { LocationService } from '../app/location.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
@@ -17,12 +18,15 @@ import { adminOnly, identify, requirePrincipal } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
+import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { timerRoutes } from './routes/timers.js';
 
 export interface AppDeps {
   store: Store;
   timers: TimerService;
   incidents: IncidentService;
+  /** live location routes; absent in tests that do not need them */
+  location?: LocationService;
   metrics: Metrics;
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
@@ -153,8 +157,10 @@ export function createApp(d: AppDeps): Express {
   // authenticated before the body is read: an anonymous client cannot make us parse anything
   api.use(requirePrincipal);
   api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
+  if (d.location) api.use('/timers', markBase, locationRoutes(d.location));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
+  if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   app.use('/v1', api);
 

@@ -10,6 +10,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   idempotency_mismatch: 422,
+  rate_limited: 429,
   unavailable: 503,
 };
 

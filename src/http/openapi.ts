@@ -14,6 +14,8 @@ import {
   ErrorBody,
   FailedEscalation,
   FailedEscalationList,
+  Fix,
+  FixAnswer,
   GeoPoint,
   Incident,
   IncidentList,
@@ -21,6 +23,7 @@ import {
   Readiness,
   Timer,
   TimerList,
+  Trail,
   TwilioStatusCallback,
 } from './schemas.js';
 import {
@@ -29,6 +32,7 @@ import {
   ContactsBody,
   EmptyBody,
   ExtendBody,
+  FixBody,
   IdempotencyKey,
   IdParam,
   IncidentQuery,
@@ -259,6 +263,29 @@ function paths(): Record<string, PathItem> {
         true,
       ),
     },
+    '/v1/timers/{id}/location': {
+      post: timerCommand(
+        'postLocation',
+        'Post a live location fix',
+        'While the timer runs, or while its SOS incident is open. A fix under 10 m from the last kept one (or older than it) is ' +
+          'dropped (`kept: false`). Before an SOS only the person sees fixes; once the incident is open each kept fix goes to ' +
+          'moderators (`location.updated`) and, beyond LOCATION_FOLLOWUP_METERS from where the SOS said, the contacts get one ' +
+          '`moved` text. Rate-limited per person (LOCATION_MIN_INTERVAL_SECONDS between kept fixes, LOCATION_MAX_PER_MINUTE ' +
+          'posts): 429 `rate_limited` with Retry-After. Also as the `location.fix` socket message.',
+        {
+          requestBody: { required: true, content: json(ref('schemas', 'FixInput')) },
+          responses: {
+            '200': ok('Kept or dropped', ref('schemas', 'FixAnswer'), requestId),
+            ...errors(...userErrors, '404', '409', '429'),
+          },
+        },
+      ),
+    },
+    '/v1/timers/{id}/locations': {
+      get: timerCommand('getOwnTrail', 'The trail of one of the caller’s timers', 'Kept fixes, oldest first.', {
+        responses: { '200': ok('The trail', ref('schemas', 'Trail'), requestId), ...errors(...userErrors, '404') },
+      }),
+    },
     '/v1/me/contacts': {
       get: {
         tags: ['contacts'],
@@ -300,6 +327,19 @@ function paths(): Record<string, PathItem> {
         parameters: [ref('parameters', 'IncidentId')],
         responses: {
           '200': ok('The incident', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId),
+          ...errors(...userErrors, '403', '404'),
+        },
+      },
+    },
+    '/v1/admin/incidents/{id}/locations': {
+      get: {
+        tags: ['admin'],
+        operationId: 'getIncidentTrail',
+        summary: 'The location trail of an open incident (moderators)',
+        description: 'Kept fixes of the incident’s timer, oldest first; empty once the incident is closed.',
+        parameters: [ref('parameters', 'IncidentId')],
+        responses: {
+          '200': ok('The trail', ref('schemas', 'Trail'), requestId),
           ...errors(...userErrors, '403', '404'),
         },
       },
@@ -478,6 +518,10 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['FailedEscalation', FailedEscalation],
     ['FailedEscalationList', FailedEscalationList],
     ['Contact', Contact],
+    ['Fix', Fix],
+    ['FixInput', FixBody],
+    ['FixAnswer', FixAnswer],
+    ['Trail', Trail],
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
     ['TwilioStatusCallback', TwilioStatusCallback],
@@ -535,7 +579,9 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         CommandIdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(CommandIdempotencyKey, generate)),
       },
       responses: {
-        BadRequest: errorResponse('Invalid request (`validation_failed`, `out_of_range`, `malformed_json`, `total_duration_exceeded`)'),
+        BadRequest: errorResponse(
+          'Invalid request (`validation_failed`, `out_of_range`, `malformed_json`, `total_duration_exceeded`, `fix_in_future`, `fix_before_timer`)',
+        ),
         Unauthorized: errorResponse('Missing, invalid or expired bearer token'),
         Forbidden: errorResponse('Moderators only'),
         NotFound: errorResponse('No such timer or incident for this caller'),

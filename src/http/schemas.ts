@@ -12,6 +12,30 @@ const at = (description: string) => z.iso.datetime().meta({ description });
 
 export const GeoPoint = z.strictObject({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) });
 
+export const Meeting = z
+  .object({ withUserId: z.string().optional(), name: z.string().optional(), phone: z.string().optional() })
+  .meta({ description: 'whom the person is meeting; only the person and moderators see it' });
+
+export const Fix = z.object({
+  lat: z.number().min(-90).max(90),
+  lng: z.number().min(-180).max(180),
+  accuracyM: z.number().min(0).optional(),
+  at: at('when the phone took the fix'),
+});
+
+export const FixAnswer = z.object({
+  kept: z.boolean().meta({ description: 'false: dropped (under 10 m from the last kept fix, or older than it); nothing stored' }),
+  reason: z.enum(['too_close', 'older_than_latest']).optional(),
+  fix: Fix,
+  incidentId: z.string().meta({ description: 'set while the timer’s SOS incident is open (moderators see this fix live)' }).optional(),
+});
+
+export const Trail = z.object({
+  timerId: z.string(),
+  incidentId: z.string().optional(),
+  fixes: z.array(Fix).meta({ description: 'kept fixes, oldest first (at most the latest 500)' }),
+});
+
 export const Timer = z.object({
   id: z.string(),
   userId: z.string(),
@@ -24,6 +48,7 @@ export const Timer = z.object({
   location: GeoPoint.optional(),
   extensions: z.int().min(0),
   incidentId: z.string().meta({ description: 'set once the SOS incident is open' }).optional(),
+  meeting: Meeting.optional(),
 });
 
 const cursor = z.string().meta({
@@ -51,18 +76,24 @@ export const Incident = z.object({
   resolvedAt: at('when it was resolved or became a false alarm').optional(),
   resolvedBy: z.string().optional(),
   locationName: z.string().optional(),
-  location: GeoPoint.optional(),
+  location: GeoPoint.meta({
+    description: 'where the SOS text said the person was: the freshest live fix at escalation, else the point given on arming',
+  }).optional(),
   displayName: z.string().optional(),
+  meeting: Meeting.optional(),
   allClear: z
     .enum(['pending', 'done'])
     .meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' })
     .optional(),
 });
 
-const DELIVERY_KINDS = ['sos', 'all_clear'] as const satisfies readonly DeliveryKind[];
+const DELIVERY_KINDS = ['sos', 'all_clear', 'moved'] as const satisfies readonly DeliveryKind[];
 
 export const Delivery = z.object({
-  key: z.string().meta({ description: '`incidentId:contactId` (SOS) or `incidentId:contactId:all_clear`; the carrier idempotency key' }),
+  key: z.string().meta({
+    description:
+      '`incidentId:contactId` (SOS), `incidentId:contactId:all_clear` or `incidentId:contactId:moved`; the carrier idempotency key',
+  }),
   incidentId: z.string(),
   contactId: z.string(),
   contactName: z.string(),

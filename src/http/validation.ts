@@ -10,7 +10,10 @@ import { INCIDENT_STATUSES } from '../domain/incident.js';
 import { hasRefusedNameChars } from '../domain/messages.js';
 import { PAGE_SIZE } from '../domain/paging.js';
 import { TIMER_STATUSES } from '../domain/timer.js';
+import { MeetingBody } from '../wire/location.js';
 import { GeoPoint } from './schemas.js';
+
+export { FixBody } from '../wire/location.js';
 
 export function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
   const r = schema.safeParse(value ?? {});
@@ -34,6 +37,7 @@ export const ArmBody = z.strictObject({
   durationSeconds: z.number().int(),
   locationName: text(120).optional(),
   location: GeoPoint.optional(),
+  meeting: MeetingBody.optional(),
 });
 
 export const ExtendBody = z.strictObject({ seconds: z.number().int() });

@@ -6,7 +6,9 @@
 import { deliveryView, incidentView, timerView } from '../wire/views.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
+import type { StoredFix } from '../domain/location.js';
 import type { Timer } from '../domain/timer.js';
+import { fixView } from '../wire/location.js';
 
 export const EVENT_NAMES = [
   'timer.armed',
@@ -17,6 +19,7 @@ export const EVENT_NAMES = [
   'sos.triggered',
   'incident.updated',
   'delivery.updated',
+  'location.updated',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
@@ -61,5 +64,20 @@ export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): Vi
     userId: d.userId,
     toAdmins: true,
     payload: { eventId, delivery: deliveryView(d, maskPhone) },
+  };
+}
+
+/**
+ * A kept fix. To the person's own sockets always; to moderators only while the timer's
+ * incident is open (`incidentId` given): nobody else sees fixes before an SOS.
+ */
+export function locationEvent(f: StoredFix, incidentId?: string): VigilEvent {
+  const eventId = `location.updated:${f.timerId}:${f.at.getTime()}`;
+  return {
+    name: 'location.updated',
+    eventId,
+    userId: f.userId,
+    toAdmins: incidentId !== undefined,
+    payload: { eventId, timerId: f.timerId, ...(incidentId === undefined ? {} : { incidentId }), fix: fixView(f) },
   };
 }

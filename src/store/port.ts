@@ -7,8 +7,9 @@
 import type { Contact } from '../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
-import type { GeoPoint, Timer, TimerStatus } from '../domain/timer.js';
+import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
+import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome };
 
@@ -22,6 +23,7 @@ export interface NewTimer {
   displayName?: string;
   /** W3C traceparent to store with the timer (the escalation continues that trace) */
   traceparent?: string;
+  meeting?: Meeting;
 }
 
 export interface IdempotencyClaim {
@@ -81,7 +83,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore {
+export interface Store extends BatchStore, LocationStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

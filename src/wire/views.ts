@@ -2,6 +2,7 @@
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
+import { meetingView } from './location.js';
 
 const iso = (d?: Date) => d?.toISOString();
 
@@ -18,6 +19,8 @@ export function timerView(t: Timer) {
     location: t.location,
     extensions: t.extensions,
     incidentId: t.incidentId,
+    // the owner's and moderators' eyes only: timer views go to the owner, and to moderators on expiry
+    meeting: meetingView(t.meeting),
   };
 }
 
@@ -38,6 +41,7 @@ export function incidentView(i: Incident) {
     location: i.location,
     displayName: i.displayName,
     allClear: i.allClear,
+    meeting: meetingView(i.meeting),
   };
 }
 

@@ -27,6 +27,7 @@ import {
   type Delivery,
   type RetryPolicy,
 } from '../domain/delivery.js';
+import { OPEN_INCIDENT } from '../domain/incident.js';
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
@@ -133,6 +134,11 @@ export class Dispatcher {
       const incident = await this.store.getIncident(d.incidentId);
       return incident?.status === 'false_alarm' ? 'superseded' : null;
     }
+    if (d.kind === 'moved') {
+      // the follow-up is news only while the incident is open: after I'm safe or a resolve it is not sent
+      const incident = await this.store.getIncident(d.incidentId);
+      if (!incident || !OPEN_INCIDENT.includes(incident.status)) return 'superseded';
+    }
     const step = allClearStep(await this.store.getDelivery(deliveryKey(d.incidentId, d.contactId, 'sos')));
     return step === 'send' ? null : step === 'wait' ? 'wait' : 'superseded';
   }
@@ -150,7 +156,7 @@ export class Dispatcher {
       if (back) this.events.publish(deliveryEvent(back, maskPhone));
       return;
     }
-    const reason = d.kind === 'sos' ? 'false_alarm' : 'sos_not_sent';
+    const reason = d.kind === 'sos' ? 'false_alarm' : d.kind === 'moved' ? 'incident_closed_or_sos_not_sent' : 'sos_not_sent';
     const done = await this.store.supersedeClaimed(d.key, d.attempts, reason);
     if (!done) return;
     this.metrics.deliveries.inc({ carrier: 'none', outcome: 'superseded' });

@@ -22,6 +22,14 @@ import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js
 import type { EscalationItem } from '../store/port-batch.js';
 import type { Store } from '../store/port.js';
 import { noTracing, type Span, type Tracing } from '../telemetry/tracing.js';
+import type { StoredFix } from '../domain/location.js';
+
+export interface EscalationExtras {
+  /** the freshest live fix of the timer (never throws; null when none is readable) */
+  location?: { atEscalation(timer: Timer): Promise<StoredFix | null> };
+  /** say whom the person was meeting in the SOS text (SOS_INCLUDE_MEETING) */
+  includeMeeting?: boolean;
+}
 
 export class Escalator {
   private readonly allClear: AllClear;
@@ -35,6 +43,7 @@ export class Escalator {
     private readonly smsBudget: SmsBudget,
     /** the escalation continues the trace of the request that armed the timer; its deliveries carry it on */
     private readonly tracing: Tracing = noTracing(),
+    private readonly extras: EscalationExtras = {},
   ) {
     this.allClear = new AllClear(store, events, smsBudget);
   }
@@ -93,6 +102,11 @@ export class Escalator {
       this.store.contactsOf(timers.map((t) => t.userId)),
       this.store.incidentsForTimers(timers.map((t) => t.id)),
     ]);
+    // read when the SOS is written: the incident records where the text says the person was
+    const [fixes, now] = await Promise.all([
+      Promise.all(timers.map((t) => this.extras.location?.atEscalation(t) ?? Promise.resolve(null))),
+      this.store.now(),
+    ]);
     const existingOf = new Map(existing.map((i) => [i.timerId, i]));
     const plans = timers.map((t) => {
       const found = existingOf.get(t.id);
@@ -102,11 +116,14 @@ export class Escalator {
       plans.map((p) => ({ incident: { id: p.incidentId, userId: p.timer.userId }, exists: p.exists, contacts: p.contacts })),
     );
     const items: EscalationItem[] = plans.map((p, i) => {
-      const { timer } = p;
+      const fix = fixes[i] ?? null;
+      const timer = fix ? { ...p.timer, location: { lat: fix.lat, lng: fix.lng } } : p.timer;
       const body = sosMessage({
         personName: timer.displayName,
         locationName: timer.locationName,
-        location: timer.location,
+        location: p.timer.location,
+        lastSeen: fix ? { point: fix, ageMs: Math.max(0, now.getTime() - fix.at.getTime()) } : undefined,
+        meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
         deadline: timer.expiresAt,
       });
       const span = spans[i];
@@ -153,7 +170,11 @@ export class Escalator {
   }
 
   private async escalateTraced(timer: Timer, fence: number): Promise<void> {
-    const { incident, created } = await this.store.openIncident(timer, fence, newId('inc'));
+    // read when the SOS is written: the incident records where the text says the person was
+    const fix = (await this.extras.location?.atEscalation(timer)) ?? null;
+    const now = await this.store.now();
+    const where = fix ? { ...timer, location: { lat: fix.lat, lng: fix.lng } } : timer;
+    const { incident, created } = await this.store.openIncident(where, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const all = await this.store.getContacts(timer.userId);
     const contacts = await this.smsBudget.sosRecipients(incident, all);
@@ -161,6 +182,8 @@ export class Escalator {
       personName: timer.displayName,
       locationName: timer.locationName,
       location: timer.location,
+      lastSeen: fix ? { point: fix, ageMs: Math.max(0, now.getTime() - fix.at.getTime()) } : undefined,
+      meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
       deadline: timer.expiresAt,
     });
     await this.store.addDeliveries(

@@ -1,6 +1,6 @@
 /** The REST calls the console makes, with the moderator's bearer token. */
 import { syncClock } from './clock.js';
-import { field, isIncidentWithDeliveries, isTimer, type IncidentWithDeliveries, type Timer } from './types.js';
+import { field, isFix, isIncidentWithDeliveries, isTimer, type Fix, type IncidentWithDeliveries, type Timer } from './types.js';
 
 export class ApiError extends Error {
   constructor(
@@ -86,6 +86,17 @@ export class Api {
     );
     if (!i) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected incident.');
     return i;
+  }
+
+  /** The location trail of an open incident (empty once it is closed). */
+  async trail(incidentId: string): Promise<Fix[]> {
+    const fixes = field(
+      await this.request('GET', `/v1/admin/incidents/${encodeURIComponent(incidentId)}/locations`),
+      'fixes',
+      isList(isFix),
+    );
+    if (!fixes) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected location trail.');
+    return fixes;
   }
 
   async timers(userId: string): Promise<Timer[]> {

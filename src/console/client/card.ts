@@ -1,7 +1,8 @@
 /** One incident on the board. Built once, then updated in place so focus is kept. */
 import { serverNow } from './clock.js';
 import { clockTime, duration, el, mapUrl } from './format.js';
-import type { Delivery, DeliveryStatus, Incident } from './types.js';
+import { TrailView } from './trail.js';
+import type { Delivery, DeliveryStatus, Fix, Incident } from './types.js';
 
 export interface CardActions {
   ack(id: string): void;
@@ -34,6 +35,9 @@ export class Card {
   private readonly at = el('span', 'muted');
   private readonly place = el('dd');
   private readonly map = el('dd');
+  private readonly meetingTerm = el('dt', undefined, 'Meeting');
+  private readonly meeting = el('dd');
+  private readonly trail: TrailView;
   private readonly ackLine = el('p', 'card__acked muted');
   private readonly contacts = el('ul', 'deliveries');
   private readonly error = el('p', 'error');
@@ -56,7 +60,8 @@ export class Card {
     const overdue = el('p', 'card__overdue');
     overdue.append(this.ago, ' ', this.at);
     const facts = el('dl', 'card__facts');
-    facts.append(el('dt', undefined, 'Place'), this.place, el('dt', undefined, 'Map'), this.map);
+    facts.append(el('dt', undefined, 'Place'), this.place, el('dt', undefined, 'Last seen'), this.map, this.meetingTerm, this.meeting);
+    this.trail = new TrailView(`incident-${incident.id}-trail`);
     this.error.setAttribute('role', 'alert');
 
     for (const b of [this.ackBtn, this.resolveBtn, this.timersBtn]) b.type = 'button';
@@ -66,7 +71,17 @@ export class Card {
     const buttons = el('div', 'card__actions');
     buttons.append(this.ackBtn, this.resolveBtn, this.timersBtn);
 
-    this.root.append(head, overdue, facts, this.ackLine, el('h5', 'card__sub', 'Emergency contacts'), this.contacts, this.error, buttons);
+    this.root.append(
+      head,
+      overdue,
+      facts,
+      this.ackLine,
+      this.trail.root,
+      el('h5', 'card__sub', 'Emergency contacts'),
+      this.contacts,
+      this.error,
+      buttons,
+    );
     this.update(incident);
   }
 
@@ -102,6 +117,11 @@ export class Card {
       this.map.replaceChildren('No coordinates');
       this.map.classList.add('muted');
     }
+    const m = i.meeting;
+    const meetingText = m ? [m.name, m.phone, m.withUserId ? `user ${m.withUserId}` : undefined].filter(Boolean).join(' · ') : '';
+    this.meeting.textContent = meetingText;
+    this.meeting.hidden = !meetingText;
+    this.meetingTerm.hidden = !meetingText;
     this.ackLine.textContent = acked ? `Acknowledged by ${i.acknowledgedBy ?? 'a moderator'} at ${clockTime(i.acknowledgedAt)}` : '';
     this.ackLine.hidden = !acked;
 
@@ -110,6 +130,15 @@ export class Card {
     this.label(this.resolveBtn, 'Resolve');
     this.label(this.timersBtn, 'Their timers');
     this.tick(serverNow());
+  }
+
+  /** The whole trail (REST), or one more fix (`location.updated`). */
+  setTrail(fixes: Fix[]): void {
+    this.trail.set(fixes);
+  }
+
+  addFix(fix: Fix): void {
+    this.trail.add(fix);
   }
 
   markNew(): void {
@@ -148,6 +177,7 @@ export class Card {
         status.dataset.status = d.status;
         const notes: string[] = [];
         if (d.kind === 'all_clear') notes.push('all-clear message');
+        if (d.kind === 'moved') notes.push('follow-up: the person moved');
         if (d.status === 'sending') notes.push('sending now');
         if (d.status === 'superseded')
           notes.push(d.kind === 'sos' ? 'the person checked in before it went out' : 'the SOS never reached this contact');

@@ -11,7 +11,7 @@ import { Alarm, setTitleCount } from './cue.js';
 import { Live, type ConnState } from './live.js';
 import { checkModeratorToken, type Claims } from './token.js';
 import { TimersView } from './timers-view.js';
-import { field, isDelivery, isIncident, isTimer, type Incident } from './types.js';
+import { field, isDelivery, isFix, isIncident, isTimer, type Incident } from './types.js';
 
 const TOKEN_KEY = 'vigil.console.token';
 
@@ -145,6 +145,18 @@ async function refreshIncident(id: string): Promise<void> {
     signedOut(err); // otherwise the next reload repairs it
   }
   updateTitle();
+  await loadTrail(id);
+}
+
+/** The incident's location trail (REST); `location.updated` events add to it afterwards. */
+async function loadTrail(id: string): Promise<void> {
+  if (!api || !board.card(id)) return;
+  try {
+    const fixes = await api.trail(id);
+    board.card(id)?.setTrail(fixes);
+  } catch (err) {
+    signedOut(err); // otherwise the next reload reads it again
+  }
 }
 
 /** Full REST read of the open incidents: at sign-in and after every (re)connect. */
@@ -159,6 +171,7 @@ function reload(cue: boolean): Promise<void> {
     try {
       const { incidents, cursorMs } = await api.openIncidents();
       const revealed = board.replaceAll(incidents, cursorMs);
+      for (const i of incidents) void loadTrail(i.id);
       if (cue) for (const i of revealed.filter((x) => x.status === 'active')) cueNew(i);
       ui.boardError.textContent = '';
       ui.summary.textContent = `Board read at ${new Date().toLocaleTimeString()}`;
@@ -181,6 +194,12 @@ function onEvent(name: string, payload: unknown): void {
   if (name === 'delivery.updated') {
     const d = field(payload, 'delivery', isDelivery);
     if (d) board.upsertDelivery(d);
+    return;
+  }
+  if (name === 'location.updated') {
+    const fix = field(payload, 'fix', isFix);
+    const incidentId = field(payload, 'incidentId', (x): x is string => typeof x === 'string');
+    if (fix && incidentId) board.card(incidentId)?.addFix(fix);
     return;
   }
   if (name === 'timer.expired') {

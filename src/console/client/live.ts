@@ -26,7 +26,7 @@ export interface LiveHandlers {
   event(name: string, payload: unknown): void;
 }
 
-export const LIVE_EVENTS = ['sos.triggered', 'incident.updated', 'delivery.updated', 'timer.expired'] as const;
+export const LIVE_EVENTS = ['sos.triggered', 'incident.updated', 'delivery.updated', 'timer.expired', 'location.updated'] as const;
 
 /** Remembers the last `cap` event ids. */
 class Seen {

@@ -8,6 +8,19 @@ export interface GeoPoint {
   lng: number;
 }
 
+export interface Meeting {
+  withUserId?: string;
+  name?: string;
+  phone?: string;
+}
+
+export interface Fix {
+  lat: number;
+  lng: number;
+  accuracyM?: number;
+  at: string;
+}
+
 export interface Incident {
   id: string;
   timerId: string;
@@ -23,6 +36,7 @@ export interface Incident {
   locationName?: string;
   location?: GeoPoint;
   displayName?: string;
+  meeting?: Meeting;
 }
 
 export interface Delivery {
@@ -31,7 +45,7 @@ export interface Delivery {
   contactId: string;
   contactName: string;
   phone: string;
-  kind: 'sos' | 'all_clear';
+  kind: 'sos' | 'all_clear' | 'moved';
   status: DeliveryStatus;
   attempts: number;
   carrier?: string;
@@ -69,6 +83,10 @@ export function isIncident(v: unknown): v is Incident {
     ['id', 'userId', 'status', 'deadline', 'updatedAt'].every((k) => str(v, k)) &&
     ['locationName', 'displayName', 'acknowledgedBy', 'acknowledgedAt'].every((k) => OPT_STR(v, k))
   );
+}
+
+export function isFix(v: unknown): v is Fix {
+  return isObj(v) && typeof v.lat === 'number' && typeof v.lng === 'number' && str(v, 'at');
 }
 
 export function isDelivery(v: unknown): v is Delivery {

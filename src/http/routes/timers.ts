@@ -33,7 +33,13 @@ export function timerRoutes(timers: TimerService): Router {
     const body = parse(ArmBody, req.body, 'request body');
     const rawKey = req.header('Idempotency-Key');
     const key = rawKey === undefined ? undefined : parse(IdempotencyKey, rawKey, 'Idempotency-Key header');
-    const canonical = { durationSeconds: body.durationSeconds, locationName: body.locationName ?? null, location: body.location ?? null };
+    const canonical = {
+      durationSeconds: body.durationSeconds,
+      locationName: body.locationName ?? null,
+      location: body.location ?? null,
+      // only when given, so keys recorded before meetings existed still match their replays
+      ...(body.meeting ? { meeting: body.meeting } : {}),
+    };
     const { timer, replayed } = await timers.arm(
       { userId: p.userId, displayName: p.name },
       body,

@@ -39,7 +39,7 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
     updatedAt: now,
     fence,
     lastOp: newOp(),
-    ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName }),
+    ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName, meeting: timer.meeting }),
   }));
   await tolerateDuplicates(() => ctx.m.incidents.insertMany(mine, insertOptions(ctx, false)));
   const timerIds = items.map((i) => i.timer.id);

@@ -84,7 +84,7 @@ async function admitDeliveries<C extends Candidate>(ctx: Ctx, now: Date, candida
       )
       .exec();
   }
-  const clears = candidates.filter((c) => c.kind === 'all_clear');
+  const clears = candidates.filter((c) => c.kind !== 'sos');
   if (clears.length === 0) return candidates;
   const sosKey = (c: Candidate) => deliveryKey(c.incidentId, c.contactId, 'sos');
   const open = await ctx.m.deliveries
@@ -92,7 +92,7 @@ async function admitDeliveries<C extends Candidate>(ctx: Ctx, now: Date, candida
     .lean<Pick<DeliveryDoc, '_id'>[]>()
     .exec();
   const waiting = new Set(open.map((d) => d._id));
-  return candidates.filter((c) => c.kind !== 'all_clear' || !waiting.has(sosKey(c)));
+  return candidates.filter((c) => c.kind === 'sos' || !waiting.has(sosKey(c)));
 }
 
 /** Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again. */

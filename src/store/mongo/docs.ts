@@ -2,10 +2,12 @@
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
-import type { GeoPoint, Timer } from '../../domain/timer.js';
+import type { GeoPoint, Meeting, Timer } from '../../domain/timer.js';
 import { compact } from '../compact.js';
 import type { DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
 
+const meeting = (m: Meeting | undefined): Meeting | undefined =>
+  m ? compact({ withUserId: m.withUserId ?? undefined, name: m.name ?? undefined, phone: m.phone ?? undefined }) : undefined;
 const point = (p: GeoPoint | undefined): GeoPoint | undefined => (p ? { lat: p.lat, lng: p.lng } : undefined);
 
 export function toTimer(d: TimerDoc): Timer {
@@ -27,6 +29,7 @@ export function toTimer(d: TimerDoc): Timer {
     escalationAttempts: d.escalationAttempts,
     escalationError: d.escalationError,
     traceparent: d.traceparent,
+    meeting: meeting(d.meeting),
   });
 }
 
@@ -48,6 +51,7 @@ export function toIncident(d: IncidentDoc): Incident {
     displayName: d.displayName,
     fence: d.fence,
     allClear: d.allClear,
+    meeting: meeting(d.meeting),
   });
 }
 

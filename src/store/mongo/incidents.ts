@@ -24,7 +24,7 @@ export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: st
     updatedAt: now,
     fence,
     lastOp: newOp(),
-    ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName }),
+    ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName, meeting: timer.meeting }),
   };
   try {
     await ctx.m.incidents.insertMany([doc], insertOptions(ctx, true));

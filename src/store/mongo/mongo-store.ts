@@ -14,6 +14,7 @@ import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
+import * as location from './location.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import type { Ctx, WriteConcern } from './writes.js';
@@ -208,6 +209,10 @@ export class MongoStore implements Store {
   readonly countDeliveriesSinceMany = this.op('countDeliveriesSinceMany', batch.countDeliveriesSinceMany);
   readonly nextDeadline = this.op('nextDeadline', batch.nextDeadline);
   readonly recordAttempts = this.op('recordAttempts', batch.recordAttempts);
+  // ── location trail (./location.ts) ──────────────────────────────────────────
+  readonly addFixes = this.op('addFixes', location.addFixes);
+  readonly listFixes = this.op('listFixes', location.listFixes);
+  readonly lastFix = this.op('lastFix', location.lastFix);
 
   // ── plumbing ────────────────────────────────────────────────────────────────
 
@@ -227,7 +232,13 @@ export class MongoStore implements Store {
   /** Additive (createIndexes, not syncIndexes): an index added by an operator is never dropped. */
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
-    await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+    await Promise.all([
+      m.timers.createIndexes(),
+      m.incidents.createIndexes(),
+      m.deliveries.createIndexes(),
+      m.contacts.createIndexes(),
+      m.fixes.createIndexes(),
+    ]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

@@ -12,7 +12,8 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Contact } from '../../domain/contact.js';
 import { DELIVERY_STATUSES, type Delivery } from '../../domain/delivery.js';
 import { INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
-import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
+import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Meeting, type Timer } from '../../domain/timer.js';
+import { fixSchema, type FixDoc } from './location-schema.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
 export type TimerDoc = Omit<Timer, 'id'> & {
@@ -72,6 +73,7 @@ export interface Models {
   incidents: Model<IncidentDoc>;
   deliveries: Model<DeliveryDoc>;
   contacts: Model<ContactsDoc>;
+  fixes: Model<FixDoc>;
 }
 
 // No buffering (fail fast instead of queueing while disconnected), no automatic index
@@ -79,6 +81,7 @@ export interface Models {
 const OPTIONS = { versionKey: false, timestamps: false, bufferCommands: false, autoIndex: false, autoCreate: false, strict: true } as const;
 
 const point = () => new Schema<GeoPoint>({ lat: { type: Number, required: true }, lng: { type: Number, required: true } }, { _id: false });
+const meeting = () => new Schema<Meeting>({ withUserId: String, name: String, phone: String }, { _id: false });
 
 function timerSchema(): Schema<TimerDoc> {
   const s = new Schema<TimerDoc>(
@@ -100,6 +103,7 @@ function timerSchema(): Schema<TimerDoc> {
       escalationAttempts: Number,
       escalationError: String,
       traceparent: String,
+      meeting: { type: meeting(), required: false },
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
@@ -146,6 +150,7 @@ function incidentSchema(): Schema<IncidentDoc> {
       displayName: String,
       fence: { type: Number, required: true },
       allClear: { type: String, enum: ['pending', 'done'] },
+      meeting: { type: meeting(), required: false },
       lastOp: String,
     },
     { ...OPTIONS, collection: 'incidents' },
@@ -171,7 +176,7 @@ function deliverySchema(): Schema<DeliveryDoc> {
       contactId: { type: String, required: true },
       contactName: { type: String, required: true },
       phone: { type: String, required: true },
-      kind: { type: String, enum: ['sos', 'all_clear'], required: true },
+      kind: { type: String, enum: ['sos', 'all_clear', 'moved'], required: true },
       body: { type: String, required: true },
       status: { type: String, enum: DELIVERY_STATUSES, required: true },
       attempts: { type: Number, required: true },
@@ -222,5 +227,6 @@ export function makeModels(conn: Connection): Models {
     incidents: conn.model<IncidentDoc>('Incident', incidentSchema()),
     deliveries: conn.model<DeliveryDoc>('Delivery', deliverySchema()),
     contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
+    fixes: conn.model<FixDoc>('LocationFix', fixSchema(OPTIONS)),
   };
 }

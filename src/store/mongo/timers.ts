@@ -44,7 +44,13 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
     escalation: 'none',
     liveUser: t.userId,
     lastOp: op,
-    ...defined({ locationName: t.locationName, location: t.location, displayName: t.displayName, traceparent: t.traceparent }),
+    ...defined({
+      locationName: t.locationName,
+      location: t.location,
+      displayName: t.displayName,
+      traceparent: t.traceparent,
+      meeting: t.meeting,
+    }),
     ...(idem ? { idemScope: idemScope(t.userId, idem.key), idemFingerprint: idem.fingerprint } : {}),
   };
   // a key that already applied a command is this person's too (the unique index covers arming keys only)

@@ -36,6 +36,7 @@ export function escalateBatch(c: BatchCtx, items: EscalationItem[]): EscalationR
         lng: timer.location?.lng ?? null,
         displayName: timer.displayName ?? null,
         fence,
+        meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
       }) as IncidentRow | undefined;
       const incident = toIncident(inserted ?? (c.st.incidentByTimer.get(timer.id) as IncidentRow));
       for (const r of recipients)

@@ -2,7 +2,7 @@
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
 import type { AllClearState, Incident, IncidentStatus } from '../../domain/incident.js';
-import type { EscalationState, Timer, TimerStatus } from '../../domain/timer.js';
+import type { EscalationState, Meeting, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
 
 export interface TimerRow {
@@ -24,6 +24,8 @@ export interface TimerRow {
   escalation_attempts: number;
   escalation_error: string | null;
   traceparent: string | null;
+  /** JSON Meeting */
+  meeting: string | null;
 }
 
 export interface IncidentRow {
@@ -44,6 +46,7 @@ export interface IncidentRow {
   display_name: string | null;
   fence: number;
   all_clear: AllClearState | null;
+  meeting: string | null;
 }
 
 export interface DeliveryRow {
@@ -76,6 +79,7 @@ export interface ContactRow {
 
 const date = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms));
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+const meeting = (json: string | null): Meeting | undefined => (json === null ? undefined : (JSON.parse(json) as Meeting));
 const point = (lat: number | null, lng: number | null) => (lat === null || lng === null ? undefined : { lat, lng });
 
 export function toTimer(r: TimerRow): Timer {
@@ -97,6 +101,7 @@ export function toTimer(r: TimerRow): Timer {
     escalationAttempts: r.escalation_attempts > 0 ? r.escalation_attempts : undefined,
     escalationError: opt(r.escalation_error),
     traceparent: opt(r.traceparent),
+    meeting: meeting(r.meeting),
   });
 }
 
@@ -118,6 +123,7 @@ export function toIncident(r: IncidentRow): Incident {
     displayName: opt(r.display_name),
     fence: r.fence,
     allClear: opt(r.all_clear),
+    meeting: meeting(r.meeting),
   });
 }
 

@@ -12,6 +12,7 @@ import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
+import type { StoredFix } from '../../domain/location.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
 import type {
   ArmResult,
@@ -27,6 +28,7 @@ import type {
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import * as batch from './batch.js';
 import { unavailableOr } from './errors.js';
+import { SqliteLocation } from './location.js';
 import { migrate } from './migrate.js';
 import { prepareBatch } from './statements-batch.js';
 import { prepareAll, type Statements } from './statements.js';
@@ -62,6 +64,7 @@ export class SqliteStore implements Store {
   private readonly batch: batch.BatchCtx;
   private readonly clock: () => number;
   private readonly lagMs: number;
+  private readonly location: SqliteLocation;
   private closed = false;
 
   private constructor(opts: SqliteOptions) {
@@ -78,6 +81,7 @@ export class SqliteStore implements Store {
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
     this.batch = { db: this.db, st: this.st, bst: prepareBatch(this.db), clock: this.clock };
+    this.location = new SqliteLocation(this.db, this.clock);
     this.guardOperations();
   }
 
@@ -166,6 +170,7 @@ export class SqliteStore implements Store {
         lng: t.location?.lng ?? null,
         displayName: t.displayName ?? null,
         traceparent: t.traceparent ?? null,
+        meeting: t.meeting ? JSON.stringify(t.meeting) : null,
       }) as TimerRow;
       if (idem) this.st.idempotencyInsert.run(t.userId, idem.key, idem.fingerprint, t.id, now);
       return { kind: 'created', timer: toTimer(row) };
@@ -325,6 +330,7 @@ export class SqliteStore implements Store {
       lng: timer.location?.lng ?? null,
       displayName: timer.displayName ?? null,
       fence,
+      meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
     }) as IncidentRow | undefined;
     if (inserted) return { incident: toIncident(inserted), created: true };
     const existing = this.st.incidentByTimer.get(timer.id) as IncidentRow;
@@ -495,5 +501,19 @@ export class SqliteStore implements Store {
 
   async recordAttempts(list: AttemptRecord[]): Promise<(Delivery | null)[]> {
     return batch.recordAttempts(this.batch, list);
+  }
+
+  // ── location trail (./location.ts) ──────────────────────────────────────────
+
+  async addFixes(fixes: StoredFix[]): Promise<number> {
+    return this.location.addFixes(fixes);
+  }
+
+  async listFixes(timerId: string, limit: number): Promise<StoredFix[]> {
+    return this.location.listFixes(timerId, limit);
+  }
+
+  async lastFix(timerId: string): Promise<StoredFix | null> {
+    return this.location.lastFix(timerId);
   }
 }

@@ -17,8 +17,8 @@ export const SQL = Object.freeze({
   timerById: 'SELECT * FROM timers WHERE id = ?',
   timerByIdAndUser: 'SELECT * FROM timers WHERE id = ? AND user_id = ?',
   liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
-  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name, traceparent)
-    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName, @traceparent) RETURNING *`,
+  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name, traceparent, meeting)
+    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName, @traceparent, @meeting) RETURNING *`,
   // one fixed statement per filter combination, so each keeps its index
   timersNewest: 'SELECT * FROM timers WHERE user_id = @userId ORDER BY started_at DESC, id DESC LIMIT @limit',
   timersNewestByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status ORDER BY started_at DESC, id DESC LIMIT @limit',
@@ -56,8 +56,8 @@ export const SQL = Object.freeze({
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= ?",
 
   // ── incidents ───────────────────────────────────────────────────────────────
-  incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence)
-    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence)
+  incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence, meeting)
+    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence, @meeting)
     ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
   incidentById: 'SELECT * FROM incidents WHERE id = ?',
   incidentByTimer: 'SELECT * FROM incidents WHERE timer_id = ?',
@@ -86,7 +86,7 @@ export const SQL = Object.freeze({
   // ?: JSON array of incident ids
   deliveriesOfIncidents: 'SELECT * FROM deliveries WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, key',
   deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
-  // an all-clear waits while the same contact's SOS is pending or sending (UNIQUE (incident_id, contact_id, kind) serves
+  // a follow-up (all-clear, moved) waits while the same contact's SOS is pending or sending (UNIQUE (incident_id, contact_id, kind) serves
   // the lookup); a lapsed lease (sending → sending) marks the lost attempt as possibly accepted
   // two index walks (due pending in next_attempt_at order, stopping after @limit; lapsed leases among the few
   // sending), merged and cut to @limit: never a sort of every due row, so a claim stays short however deep the backlog
@@ -97,14 +97,14 @@ export const SQL = Object.freeze({
           SELECT key, next_attempt_at AS due FROM (
             SELECT d.key, d.next_attempt_at FROM deliveries AS d
             WHERE d.status = 'pending' AND d.next_attempt_at <= @now
-              AND (d.kind <> 'all_clear' OR NOT EXISTS (
+              AND (d.kind = 'sos' OR NOT EXISTS (
                 SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
             ORDER BY d.next_attempt_at LIMIT @limit)
           UNION ALL
           SELECT key, next_attempt_at AS due FROM (
             SELECT d.key, d.next_attempt_at FROM deliveries AS d
             WHERE d.status = 'sending' AND d.lease_until <= @now
-              AND (d.kind <> 'all_clear' OR NOT EXISTS (
+              AND (d.kind = 'sos' OR NOT EXISTS (
                 SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
             ORDER BY d.next_attempt_at LIMIT @limit))
         ORDER BY due LIMIT @limit)

@@ -1,0 +1,289 @@
+/**
+ * Live location use cases: a person posts fixes while their timer is live (or while its
+ * incident is open); the latest kept fix goes to the cache (LatestFixes), the trail to the
+ * store. Before an SOS the fixes this replica received are buffered and flushed every
+ * LOCATION_FLUSH_SECONDS and when the timer ends; once the incident is open each kept fix
+ * is stored at once and pushed to moderators. The escalation reads the freshest fix:
+ * cache first, else the store's last flushed one (a cache that is down is never an error).
+ */
+import type { Logger } from 'pino';
+import { deliveryKey } from '../domain/delivery.js';
+import { Invalid, NotFound, Conflict, RateLimited } from '../domain/errors.js';
+import { OPEN_INCIDENT, type Incident } from '../domain/incident.js';
+import { fixTimeProblem, fresher, keepFix, movedBeyond, rateDecision, type FixRateRule, type StoredFix } from '../domain/location.js';
+import { movedMessage } from '../domain/messages.js';
+import { isLive, type Timer } from '../domain/timer.js';
+import type { LatestFixes } from '../location/port.js';
+import { locationEvent, type EventPublisher, type VigilEvent } from '../realtime/events.js';
+import type { Store } from '../store/port.js';
+import type { Caller } from './timers.js';
+import type { SmsBudget } from './sms-budget.js';
+
+export interface LocationSettings extends FixRateRule {
+  /** contacts get one `moved` text when a fix is farther than this from where the SOS said (m) */
+  followUpMeters: number;
+  /** at most this many fixes in a trail answer (the latest ones) */
+  trailLimit: number;
+}
+
+export interface FixInput {
+  lat: number;
+  lng: number;
+  accuracyM?: number;
+  /** when the phone took it; default: now */
+  at?: Date;
+}
+
+export interface PostResult {
+  kept: boolean;
+  /** why a fix was not kept */
+  reason?: 'too_close' | 'older_than_latest';
+  fix: StoredFix;
+  incidentId?: string;
+}
+
+/** What a person may read: the trail, and whether an incident is open. */
+export interface Trail {
+  timerId: string;
+  incidentId?: string;
+  fixes: StoredFix[];
+}
+
+export interface LocationCounters {
+  inc(outcome: 'kept' | 'dropped' | 'rate_limited' | 'cache_error' | 'flush_error'): void;
+}
+
+const MAX_BUFFERED_PER_TIMER = 500;
+
+export class LocationService {
+  /** fixes received here and not flushed yet, by timer */
+  private readonly pending = new Map<string, StoredFix[]>();
+  /** per person: times of recent posts and of the last kept fix (this replica's view) */
+  private readonly rate = new Map<string, { posts: number[]; lastKeptAt?: number }>();
+  /** the store's clock at the last post (rate windows are measured on it, not on this host's clock) */
+  private lastNow = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly cache: LatestFixes,
+    private readonly events: EventPublisher,
+    private readonly smsBudget: SmsBudget,
+    private readonly settings: LocationSettings,
+    private readonly log: Pick<Logger, 'warn' | 'info'>,
+    private readonly counters: LocationCounters = { inc: () => {} },
+  ) {}
+
+  /** Post one fix for the caller's own timer. */
+  async post(caller: Caller, timerId: string, input: FixInput): Promise<PostResult> {
+    const timer = await this.store.getTimer(timerId, caller.userId);
+    if (!timer) throw NotFound('timer_not_found', `no timer ${timerId} for this user`);
+    const incident = isLive(timer.status) ? null : await this.openIncidentOf(timer);
+    if (!isLive(timer.status) && !incident)
+      throw Conflict('timer_not_live', `fixes are taken only while the timer runs or its SOS is open; this timer is ${timer.status}`, {
+        status: timer.status,
+      });
+    const now = await this.store.now();
+    const at = input.at ?? now;
+    const problem = fixTimeProblem(at, now, timer.startedAt);
+    if (problem === 'in_future') throw Invalid('fix_in_future', 'the fix time `at` is in the future');
+    if (problem === 'before_timer') throw Invalid('fix_before_timer', 'the fix time `at` is before the timer started');
+    this.checkRate(caller.userId, now.getTime());
+
+    const fix: StoredFix = {
+      timerId,
+      userId: caller.userId,
+      lat: input.lat,
+      lng: input.lng,
+      at,
+      ...(input.accuracyM === undefined ? {} : { accuracyM: input.accuracyM }),
+    };
+    const last = await this.latest(timer);
+    const base = { fix, ...(incident ? { incidentId: incident.id } : {}) };
+    if (last && at.getTime() <= last.at.getTime()) return this.dropped(base, 'older_than_latest');
+    if (!keepFix(last, fix)) return this.dropped(base, 'too_close');
+
+    this.rateOf(caller.userId).lastKeptAt = now.getTime();
+    this.counters.inc('kept');
+    await this.cache.set(fix).catch((err: unknown) => this.cacheFailed(err, 'set'));
+    if (incident) {
+      // after the SOS every kept fix is stored at once: moderators read the trail from the store
+      await this.store.addFixes([fix]);
+      this.events.publish(locationEvent(fix, incident.id));
+      await this.followUp(incident, fix, now).catch((err: unknown) =>
+        this.log.warn({ err, incident: incident.id }, 'moved follow-up could not be created; the next fix tries again'),
+      );
+    } else {
+      this.buffer(fix);
+      this.events.publish(locationEvent(fix));
+    }
+    return { kept: true, ...base };
+  }
+
+  /** The trail of the caller's own timer. */
+  async ownTrail(caller: Caller, timerId: string): Promise<Trail> {
+    const timer = await this.store.getTimer(timerId, caller.userId);
+    if (!timer) throw NotFound('timer_not_found', `no timer ${timerId} for this user`);
+    return { timerId, ...(timer.incidentId ? { incidentId: timer.incidentId } : {}), fixes: await this.trail(timer) };
+  }
+
+  /**
+   * The trail of an incident's timer, for moderators: only while the incident is open (before
+   * an SOS, and after it is closed, nobody but the person reads fixes). Not found otherwise.
+   */
+  async incidentTrail(incidentId: string): Promise<Trail> {
+    const incident = await this.store.getIncident(incidentId);
+    if (!incident) throw NotFound('incident_not_found', `no incident ${incidentId}`);
+    if (!OPEN_INCIDENT.includes(incident.status)) return { timerId: incident.timerId, incidentId, fixes: [] };
+    const timer = await this.store.getTimer(incident.timerId);
+    return { timerId: incident.timerId, incidentId, fixes: timer ? await this.trail(timer) : [] };
+  }
+
+  /**
+   * For the escalation: the freshest fix (cache, this replica's buffer, the store's last
+   * flushed), stored now with what this replica buffered for the timer. Never throws: with
+   * nothing readable the SOS uses the point given on arming.
+   */
+  async atEscalation(timer: Timer): Promise<StoredFix | null> {
+    try {
+      await this.flushTimer(timer.id);
+      const best = await this.latest(timer);
+      if (best) await this.store.addFixes([best]);
+      return best;
+    } catch (err) {
+      this.log.warn({ err, timer: timer.id }, 'no live fix could be read for the SOS; using the point given on arming');
+      return null;
+    }
+  }
+
+  /**
+   * Wraps a publisher: when a timer ends (safe, cancelled, expired) the fixes this replica
+   * buffered for it are flushed at once.
+   */
+  flushingOnEnd(inner: EventPublisher): EventPublisher {
+    return {
+      publish: (e: VigilEvent) => {
+        inner.publish(e);
+        if (e.name !== 'timer.safe' && e.name !== 'timer.cancelled' && e.name !== 'timer.expired') return;
+        const timerId = (e.payload.timer as { id?: unknown } | undefined)?.id;
+        if (typeof timerId === 'string') void this.flushTimer(timerId).catch(() => undefined);
+      },
+    };
+  }
+
+  /** Flush every buffered fix (the periodic job and shutdown). Never throws; what failed stays buffered. */
+  async flushAll(): Promise<number> {
+    let n = 0;
+    for (const id of [...this.pending.keys()]) n += await this.flushTimer(id).catch(() => 0);
+    // forget rate windows nobody used for a minute (and whose last kept fix is older than the interval)
+    const now = this.lastNow;
+    for (const [user, r] of this.rate)
+      if (r.posts.every((t) => now - t > 60_000) && now - (r.lastKeptAt ?? 0) > this.settings.minIntervalMs) this.rate.delete(user);
+    return n;
+  }
+
+  /** Store what this replica buffered for one timer; on failure the fixes stay buffered and the error propagates. */
+  async flushTimer(timerId: string): Promise<number> {
+    const batch = this.pending.get(timerId);
+    if (!batch || batch.length === 0) return 0;
+    this.pending.delete(timerId);
+    try {
+      await this.store.addFixes(batch);
+      return batch.length;
+    } catch (err) {
+      this.counters.inc('flush_error');
+      this.log.warn({ err, timer: timerId, fixes: batch.length }, 'location flush failed; the fixes stay buffered');
+      const again = [...batch, ...(this.pending.get(timerId) ?? [])].slice(-MAX_BUFFERED_PER_TIMER);
+      this.pending.set(timerId, again);
+      throw err;
+    }
+  }
+
+  /** How many fixes wait to be flushed here. */
+  buffered(): number {
+    let n = 0;
+    for (const b of this.pending.values()) n += b.length;
+    return n;
+  }
+
+  private async openIncidentOf(timer: Timer): Promise<Incident | null> {
+    if (timer.status !== 'expired') return null;
+    const incident = await this.store.incidentForTimer(timer.id);
+    return incident && OPEN_INCIDENT.includes(incident.status) ? incident : null;
+  }
+
+  /** The freshest known fix: cache (shared), this replica's buffer, the store's last flushed. */
+  private async latest(timer: Timer): Promise<StoredFix | null> {
+    const cached = await this.cache.get(timer.id).catch((err: unknown) => this.cacheFailed(err, 'get'));
+    const buffered = this.pending.get(timer.id)?.at(-1) ?? null;
+    const stored = await this.store.lastFix(timer.id);
+    return fresher(fresher(cached, buffered), stored);
+  }
+
+  private async trail(timer: Timer): Promise<StoredFix[]> {
+    const stored = await this.store.listFixes(timer.id, this.settings.trailLimit);
+    const cached = await this.cache.get(timer.id).catch((err: unknown) => this.cacheFailed(err, 'get'));
+    const byTime = new Map<number, StoredFix>();
+    for (const f of [...stored, ...(this.pending.get(timer.id) ?? []), ...(cached ? [cached] : [])]) byTime.set(f.at.getTime(), f);
+    return [...byTime.values()].sort((a, b) => a.at.getTime() - b.at.getTime()).slice(-this.settings.trailLimit);
+  }
+
+  /** One `moved` text per contact whose SOS went out (or will), once the person is far from where the SOS said. */
+  private async followUp(incident: Incident, fix: StoredFix, now: Date): Promise<void> {
+    if (!movedBeyond(incident.location, fix, this.settings.followUpMeters)) return;
+    const recipients = await this.smsBudget.movedRecipients(incident);
+    if (recipients.length === 0) return;
+    const body = movedMessage({ personName: incident.displayName, lastSeen: { point: fix, ageMs: now.getTime() - fix.at.getTime() } });
+    await this.store.addDeliveries(
+      incident,
+      recipients.map((d) => ({
+        key: deliveryKey(incident.id, d.contactId, 'moved'),
+        contactId: d.contactId,
+        contactName: d.contactName,
+        phone: d.phone,
+        kind: 'moved' as const,
+        body,
+      })),
+    );
+    this.log.info({ incident: incident.id, recipients: recipients.length }, 'moved follow-up queued');
+  }
+
+  private dropped(base: Omit<PostResult, 'kept'>, reason: PostResult['reason']): PostResult {
+    this.counters.inc('dropped');
+    return { kept: false, reason, ...base };
+  }
+
+  private buffer(fix: StoredFix): void {
+    const list = this.pending.get(fix.timerId) ?? [];
+    list.push(fix);
+    if (list.length > MAX_BUFFERED_PER_TIMER) list.shift();
+    this.pending.set(fix.timerId, list);
+  }
+
+  private rateOf(userId: string): { posts: number[]; lastKeptAt?: number } {
+    let r = this.rate.get(userId);
+    if (!r) {
+      r = { posts: [] };
+      this.rate.set(userId, r);
+    }
+    return r;
+  }
+
+  private checkRate(userId: string, now: number): void {
+    this.lastNow = Math.max(this.lastNow, now);
+    const r = this.rateOf(userId);
+    r.posts = r.posts.filter((t) => now - t < 60_000);
+    const d = rateDecision(this.settings, now, r.posts, r.lastKeptAt);
+    if (!d.ok) {
+      this.counters.inc('rate_limited');
+      const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+      throw RateLimited('rate_limited', `too many location fixes; try again in ${seconds} s`, seconds);
+    }
+    r.posts.push(now);
+  }
+
+  private cacheFailed(err: unknown, op: string): null {
+    this.counters.inc('cache_error');
+    this.log.warn({ err: err instanceof Error ? err.message : String(err), op }, 'latest-fix cache unavailable; using the store');
+    return null;
+  }
+}

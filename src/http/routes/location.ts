@@ -1,0 +1,45 @@
+/**
+ * Live location: a person posts fixes for their own timer and reads its trail; moderators
+ * read the trail of an open incident (`/v1/admin/incidents/:id/locations`).
+ */
+import { Router } from 'express';
+import type { LocationService, Trail } from '../../app/location.js';
+import { fixView, postView } from '../../wire/location.js';
+import { principal } from '../auth.js';
+import { FixBody, IdParam, parse } from '../validation.js';
+
+const trailView = (t: Trail) => ({ timerId: t.timerId, incidentId: t.incidentId, fixes: t.fixes.map(fixView) });
+
+/** Mounted at /v1/timers, next to the timer routes. */
+export function locationRoutes(location: LocationService): Router {
+  const r = Router();
+
+  r.post('/:id/location', async (req, res) => {
+    const p = principal(req);
+    const body = parse(FixBody, req.body, 'request body');
+    const id = parse(IdParam, req.params.id, 'timer id');
+    const out = await location.post({ userId: p.userId, displayName: p.name }, id, {
+      lat: body.lat,
+      lng: body.lng,
+      accuracyM: body.accuracyM,
+      at: body.at === undefined ? undefined : new Date(body.at),
+    });
+    res.json(postView(out));
+  });
+
+  r.get('/:id/locations', async (req, res) => {
+    const trail = await location.ownTrail({ userId: principal(req).userId }, parse(IdParam, req.params.id, 'timer id'));
+    res.json(trailView(trail));
+  });
+
+  return r;
+}
+
+/** Mounted at /v1/admin (moderators only). */
+export function adminLocationRoutes(location: LocationService): Router {
+  const r = Router();
+  r.get('/incidents/:id/locations', async (req, res) => {
+    res.json(trailView(await location.incidentTrail(parse(IdParam, req.params.id, 'incident id'))));
+  });
+  return r;
+}

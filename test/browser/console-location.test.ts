@@ -1,0 +1,137 @@
+/**
+ * The location trail on the console's incident card, in Debian's Chromium (playwright-core)
+ * against a real in-process Vigil: the fix posted before the SOS is on the card when it
+ * appears, fixes posted while the incident is open arrive live (`location.updated`), and
+ * whom the person was meeting is shown. A screenshot goes to artifacts/ (git-ignored).
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signToken } from '../../src/auth/tokens.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startVigil, type Vigil } from '../../src/main.js';
+import { RecordingCarrier } from '../helpers/recording-carrier.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = join('artifacts', 'console-location-trail.png');
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium && process.env.CI) throw new Error(`the console tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+const M = 1 / 111_195; // a metre of latitude in degrees
+const CAFE = { lat: 37.7765, lng: -122.4172 };
+
+describe.skipIf(!hasChromium)('console: location trail on the incident card (Chromium)', () => {
+  let dataDir: string;
+  let profileDir: string;
+  let config: Config;
+  let vigil: Vigil;
+  let context: BrowserContext;
+  const problems: string[] = [];
+
+  const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret, { sub, ...o });
+  async function api(
+    tok: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${vigil.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'src/console/client/tsconfig.json'], { stdio: 'inherit' });
+    cpSync('src/console/static', 'dist/console/static', { recursive: true });
+    dataDir = mkdtempSync(join(tmpdir(), 'vigil-console-loc-'));
+    profileDir = mkdtempSync(join(tmpdir(), 'vigil-chromium-loc-'));
+    config = loadConfig({
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TIMER_MIN_SECONDS: '1',
+      LOG_LEVEL: 'silent',
+      LOCATION_MIN_INTERVAL_SECONDS: '0',
+    });
+    vigil = await startVigil(config, { carrier: new RecordingCarrier() });
+    vigil.startTicks();
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+      headless: true,
+      viewport: { width: 1360, height: 940 },
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+    });
+    context.setDefaultTimeout(10_000);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await vigil?.stop();
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('shows the trail (fix before the SOS, then live fixes) and whom they were meeting', async () => {
+    const page = await context.newPage();
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    await page.goto(`${vigil.url}/console/`);
+    await page.getByLabel('Moderator token (JWT)').fill(token('mod', { admin: true, name: 'Mona Moderator' }));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
+
+    const erin = token('erin', { name: 'Erin Example' });
+    expect((await api(erin, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Frank Friend', phone: '+14155550142' }] })).status).toBe(200);
+    const armed = await api(erin, 'POST', '/v1/timers', {
+      durationSeconds: 3,
+      locationName: 'Blue Bottle Café',
+      location: CAFE,
+      meeting: { name: 'Sam from the app', phone: '+14155550188' },
+    });
+    expect(armed.status).toBe(201);
+    const timerId = String((armed.body.timer as { id: string }).id);
+    // before the SOS: one fix, a few hundred metres down the road
+    const first = { lat: CAFE.lat + 300 * M, lng: CAFE.lng };
+    expect((await api(erin, 'POST', `/v1/timers/${timerId}/location`, { ...first, accuracyM: 12 })).body.kept).toBe(true);
+
+    const card = page.locator('#lane-active li.card', { hasText: 'Erin Example' });
+    await card.waitFor({ timeout: 20_000 });
+    await expect.poll(() => card.locator('.trail__fix').count(), { timeout: 10_000 }).toBe(1);
+    expect(await card.textContent()).toContain('Sam from the app');
+    expect(await card.locator('.trail__fix--latest').textContent()).toContain(`${first.lat.toFixed(5)}, ${first.lng.toFixed(5)}`);
+
+    // while the incident is open, fixes arrive live
+    const path = [
+      { lat: first.lat + 200 * M, lng: first.lng + 0.002 },
+      { lat: first.lat + 500 * M, lng: first.lng + 0.004 },
+      { lat: first.lat + 900 * M, lng: first.lng + 0.005 },
+    ];
+    for (const p of path) expect((await api(erin, 'POST', `/v1/timers/${timerId}/location`, p)).body.kept).toBe(true);
+    await expect.poll(() => card.locator('.trail__fix').count(), { timeout: 10_000 }).toBe(4);
+    const last = path[path.length - 1] ?? first;
+    expect(await card.locator('.trail__fix--latest').textContent()).toContain(`${last.lat.toFixed(5)}, ${last.lng.toFixed(5)}`);
+    expect(await card.locator('.trail__sketch polyline').getAttribute('points')).toMatch(/^(\S+ ){3}\S+$/);
+    // the contacts got the one follow-up: the card lists it among the deliveries
+    await expect.poll(() => card.locator('.delivery', { hasText: 'follow-up' }).count(), { timeout: 10_000 }).toBe(1);
+
+    mkdirSync('artifacts', { recursive: true });
+    await card.screenshot({ path: SCREENSHOT });
+    await page.screenshot({ path: join('artifacts', 'console-location-board.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Live location across replicas (real processes sharing one SQLite file and a real Redis):
+ * a fix posted on one replica is in the SOS that another replica escalates (through the
+ * latest-fix cache in Redis); with Redis stopped the escalation falls back to the store's
+ * last flushed fix (invariant 1: the store is the truth, Redis a cache); with Redis back,
+ * fixes flow through the cache again.
+ *
+ * r1 receives fixes and never flushes on its own (LOCATION_FLUSH_SECONDS is an hour), r3
+ * flushes every second, r2 is the only one that sweeps (the others sweep once a year).
+ */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mapLink } from '../../src/domain/messages.js';
+import type { Cluster } from '../helpers/cluster.js';
+import { eventually } from '../helpers/vigil.js';
+import { clusterCanRun, scenarios, suiteName, type Scenario } from './harness.js';
+
+const reg = scenarios();
+afterEach(() => reg.cleanup());
+
+const M = 1 / 111_195; // a metre of latitude in degrees
+const ARMED = { lat: 51.5007, lng: -0.1246 };
+const R1 = 0;
+const R2 = 1;
+const R3 = 2;
+const YEARLY = '0 0 0 1 1 *';
+
+const env = (i: number): Record<string, string> => ({
+  LOCATION_MIN_INTERVAL_SECONDS: '0',
+  LOCATION_FLUSH_SECONDS: i === R3 ? '1' : '3600',
+  ...(i === R2 ? {} : { SWEEP_CRON: YEARLY }),
+});
+
+/** The SOS body texted for a timer, read from the shared store. */
+function sosBody(dataDir: string, timerId: string): string | undefined {
+  const db = new Database(join(dataDir, 'vigil.db'), { readonly: true, fileMustExist: true });
+  try {
+    const row = db
+      .prepare("SELECT d.body FROM deliveries d JOIN incidents i ON i.id = d.incident_id WHERE i.timer_id = ? AND d.kind = 'sos' LIMIT 1")
+      .get(timerId) as { body: string } | undefined;
+    return row?.body;
+  } finally {
+    db.close();
+  }
+}
+
+async function armOn(c: Cluster, i: number, user: string, seconds: number): Promise<{ token: string; timerId: string }> {
+  const token = c.token(user, { name: user });
+  expect((await c.api(i, token, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Kim', phone: '+14155550131' }] })).status).toBe(200);
+  const t = await c.api(i, token, 'POST', '/v1/timers', { durationSeconds: seconds, location: ARMED });
+  expect(t.status).toBe(201);
+  return { token, timerId: String(t.body.timer.id) };
+}
+
+async function post(c: Cluster, i: number, token: string, timerId: string, p: { lat: number; lng: number }) {
+  const r = await c.api(i, token, 'POST', `/v1/timers/${timerId}/location`, p);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body as { kept: boolean };
+}
+
+/** Wait for the SOS of `timerId` and return its body; it must have been escalated by r2. */
+async function escalatedBody(s: Scenario, timerId: string): Promise<string> {
+  const body = await eventually(async () => sosBody(s.dataDir, timerId), `the SOS of ${timerId}`, 30_000, 200);
+  const escalatedBy = await eventually(
+    async () =>
+      Array.from({ length: s.cluster.size }, (_, i) => s.cluster.logs(i))
+        .flat()
+        .find((l) => l.msg === 'SOS escalated' && l.timer === timerId)?.replica,
+    'the escalation log line',
+  );
+  expect(escalatedBy).toBe('r2');
+  return body;
+}
+
+describe.skipIf(!clusterCanRun)(suiteName('cluster: live location across replicas, Redis stopped and restarted'), () => {
+  it('a fix posted on r1 is in the SOS escalated by r2; Redis down → the store’s last flushed fix; Redis back → fixes flow again', async () => {
+    const s = await reg.start({ env });
+    const c = s.cluster;
+
+    // 1. through the cache: r1 never flushed this fix, r2 reads it from Redis
+    const a = await armOn(c, R1, 'loc-ann', 3);
+    const moved = { lat: ARMED.lat + 800 * M, lng: ARMED.lng };
+    expect((await post(c, R1, a.token, a.timerId, moved)).kept).toBe(true);
+    expect(await s.redisGet(`vigil:fix:${a.timerId}`)).toContain(String(moved.lat));
+    const bodyA = await escalatedBody(s, a.timerId);
+    expect(bodyA).toContain(`at ${mapLink(moved)}`);
+    expect(bodyA).toMatch(/Last seen (just now|\d+ min ago) at /);
+    expect(bodyA).not.toContain(mapLink(ARMED));
+
+    // 2. Redis stopped: a fix flushed to the store (posted on r3) wins over one only r1 holds
+    const b = await armOn(c, R1, 'loc-ben', 20);
+    const flushed = { lat: ARMED.lat + 1500 * M, lng: ARMED.lng };
+    expect((await post(c, R3, b.token, b.timerId, flushed)).kept).toBe(true);
+    await eventually(async () => {
+      const db = new Database(join(s.dataDir, 'vigil.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT 1 FROM location_fixes WHERE timer_id = ?').get(b.timerId) !== undefined;
+      } finally {
+        db.close();
+      }
+    }, 'r3 flushing the fix to the store');
+    await s.redis.stop();
+    const unflushed = { lat: ARMED.lat + 3000 * M, lng: ARMED.lng };
+    // posting still works without Redis (kept in r1's buffer, not flushed before the SOS)
+    expect((await post(c, R1, b.token, b.timerId, unflushed)).kept).toBe(true);
+    const bodyB = await escalatedBody(s, b.timerId);
+    expect(bodyB).toContain(`at ${mapLink(flushed)}`);
+    expect(bodyB).not.toContain(mapLink(unflushed));
+
+    // 3. Redis back: fixes reach the other replicas through the cache again
+    await s.redis.start();
+    const d = await armOn(c, R1, 'loc-dot', 25);
+    let n = 0;
+    let latest = { lat: ARMED.lat, lng: ARMED.lng };
+    await eventually(
+      async () => {
+        latest = { lat: ARMED.lat + (200 + 50 * ++n) * M, lng: ARMED.lng };
+        await post(c, R1, d.token, d.timerId, latest);
+        return (await s.redisGet(`vigil:fix:${d.timerId}`))?.includes(String(latest.lat));
+      },
+      'a fix in Redis again after the restart',
+      20_000,
+      500,
+    );
+    const trail = await c.api(R2, d.token, 'GET', `/v1/timers/${d.timerId}/locations`);
+    expect(trail.body.fixes.at(-1)).toMatchObject({ lat: latest.lat });
+    const bodyD = await escalatedBody(s, d.timerId);
+    expect(bodyD).toContain(`at ${mapLink(latest)}`);
+  }, 180_000);
+});

@@ -1,0 +1,133 @@
+/**
+ * The SOS reads the freshest fix when it is written, with its age: the escalator, the
+ * location service and a SQLite store on one movable clock (no waiting for minutes to pass).
+ * The cache falling over (Redis down) makes the SOS use the store's last flushed fix.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocationService } from '../../src/app/location.js';
+import { SmsBudget } from '../../src/app/sms-budget.js';
+import { contactId } from '../../src/domain/contact.js';
+import type { StoredFix } from '../../src/domain/location.js';
+import { mapLink } from '../../src/domain/messages.js';
+import { MemoryFixes } from '../../src/location/memory-fixes.js';
+import type { LatestFixes } from '../../src/location/port.js';
+import { createMetrics } from '../../src/metrics.js';
+import type { VigilEvent } from '../../src/realtime/events.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Escalator } from '../../src/worker/escalator.js';
+
+const log = pino({ level: 'silent' });
+const ARMED = { lat: 37.7749, lng: -122.4194 };
+const MOVED = { lat: 37.8049, lng: -122.4094 };
+
+let dir: string;
+let store: SqliteStore;
+let now: number;
+const events: VigilEvent[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vigil-loc-esc-'));
+  now = Date.parse('2030-06-01T18:00:00.000Z');
+  store = await SqliteStore.open({ file: join(dir, 'vigil.db'), clock: () => now });
+  events.length = 0;
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function build(cache: LatestFixes) {
+  const publisher = { publish: (e: VigilEvent) => void events.push(e) };
+  const budget = new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 });
+  const location = new LocationService(
+    store,
+    cache,
+    publisher,
+    budget,
+    { minIntervalMs: 0, perMinute: 1000, followUpMeters: 500, trailLimit: 100 },
+    log,
+  );
+  const escalator = new Escalator(store, location.flushingOnEnd(publisher), createMetrics({ replica: 't' }), log, budget, undefined, {
+    location,
+  });
+  return { location, escalator };
+}
+
+async function armWithContact(userId: string) {
+  await store.replaceContacts(userId, [{ id: contactId(userId, '+14155550101'), name: 'Sam', phone: '+14155550101' }]);
+  const r = await store.armTimer({
+    id: `tmr-${userId}`,
+    userId,
+    startedAt: new Date(now),
+    expiresAt: new Date(now + 10 * 60_000),
+    location: ARMED,
+    displayName: 'Alice',
+  });
+  if (r.kind !== 'created') throw new Error(r.kind);
+  return r.timer;
+}
+
+async function expireAndEscalate(escalator: Escalator, deadline: Date) {
+  now = deadline.getTime() + 1;
+  const [claimed] = await store.claimDueTimers(10, 1);
+  if (!claimed) throw new Error('not claimed');
+  await escalator.escalate(claimed, 1);
+  const incident = await store.incidentForTimer(claimed.id);
+  if (!incident) throw new Error('no incident');
+  return { incident, deliveries: await store.deliveriesFor([incident.id]) };
+}
+
+describe('the SOS text at escalation time', () => {
+  it('says where the person was last seen and how long ago ("last seen 2 min ago at …")', async () => {
+    const { location, escalator } = build(new MemoryFixes(3_600_000, () => now));
+    const timer = await armWithContact('alice');
+    now += 8 * 60_000; // 18:08, two minutes before the deadline
+    await location.post({ userId: 'alice' }, timer.id, { ...MOVED, accuracyM: 15 });
+    const { incident, deliveries } = await expireAndEscalate(escalator, timer.expiresAt);
+    const body = deliveries[0]?.body ?? '';
+    expect(body).toContain(`Last seen 2 min ago at ${mapLink(MOVED)}`);
+    // kept for the record (artifacts/ is git-ignored)
+    mkdirSync('artifacts', { recursive: true });
+    writeFileSync('artifacts/sos-text-with-moved-fix.txt', `${body}\n`);
+    expect(body).not.toContain(mapLink(ARMED));
+    expect(incident.location).toEqual(MOVED);
+    // the escalation stored the fix it used (the trail is in the store, not only in the cache)
+    expect((await store.lastFix(timer.id))?.lat).toBe(MOVED.lat);
+  });
+
+  it('without any fix the SOS keeps the point given on arming', async () => {
+    const { escalator } = build(new MemoryFixes(3_600_000, () => now));
+    const timer = await armWithContact('bob');
+    const { deliveries, incident } = await expireAndEscalate(escalator, timer.expiresAt);
+    expect(deliveries[0]?.body).toContain(`Last known location: ${mapLink(ARMED)}`);
+    expect(incident.location).toEqual(ARMED);
+  });
+
+  it('invariant 1: with the cache down the SOS uses the store’s last flushed fix, never an error', async () => {
+    const memory = new MemoryFixes(3_600_000, () => now);
+    let down = false;
+    const flaky: LatestFixes = {
+      get: (id) => (down ? Promise.reject(new Error('ECONNREFUSED')) : memory.get(id)),
+      set: (f: StoredFix) => (down ? Promise.reject(new Error('ECONNREFUSED')) : memory.set(f)),
+      close: () => memory.close(),
+    };
+    const { location, escalator } = build(flaky);
+    const timer = await armWithContact('carol');
+    now += 60_000;
+    await location.post({ userId: 'carol' }, timer.id, { ...MOVED, at: new Date(now) });
+    await location.flushAll(); // the periodic flush stored it
+    now += 60_000;
+    // a later fix reached only the cache, and the cache (Redis) is flushed/down: that fix is lost
+    const later = { lat: MOVED.lat + 0.01, lng: MOVED.lng };
+    await memory.set({ ...later, timerId: timer.id, userId: 'carol', at: new Date(now) });
+    down = true;
+    const { deliveries } = await expireAndEscalate(escalator, timer.expiresAt);
+    expect(deliveries[0]?.body).toContain(`Last seen 9 min ago at ${mapLink(MOVED)}`);
+    // posting keeps working without the cache
+    await expect(location.post({ userId: 'carol' }, timer.id, { ...later })).resolves.toMatchObject({ kept: true });
+  });
+});
