@@ -8,6 +8,11 @@ import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
+import { newId } from './app/ids.js';
+import { NotificationService } from './app/notifications.js';
+import { PanicService } from './app/panic.js';
+import { contactsTextedNotification } from './domain/notification.js';
+import { Warner } from './worker/warner.js';
 import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -169,11 +174,14 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       { log, metrics },
     );
     const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget, tracing);
-    const incidents = new IncidentService(store, realtime.publisher, metrics);
+    const notifications = new NotificationService(store, realtime.publisher);
+    const incidents = new IncidentService(store, realtime.publisher, metrics, notifications);
+    const panic = new PanicService(store, realtime.publisher, metrics, smsBudget, tracing);
     const expressApp = createApp({
       store,
       timers,
       incidents,
+      safety: { panic, notifications },
       metrics,
       log,
       tracing,
@@ -221,12 +229,15 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       batchSize: config.sweep.batchSize,
       concurrency: config.sweep.concurrency,
       maxEscalationAttempts: config.escalationMaxAttempts,
+      graceMs: config.warning.graceMs,
+      warnings: new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize }),
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
       maxInFlight: config.delivery.maxInFlight,
       leaseMs: config.delivery.leaseMs,
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
+      onSosSent: (d) => notifications.record(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
     cleanups.push(() => scheduler.stop());

@@ -45,6 +45,8 @@ export interface Timer {
   escalationError?: string;
   /** W3C traceparent of the request that armed it: the escalation continues that trace */
   traceparent?: string;
+  /** when the person was warned that this deadline is near (cleared by an extension) */
+  warnedAt?: Date;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

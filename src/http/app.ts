@@ -16,11 +16,16 @@ import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
 import { timerRoutes } from './routes/timers.js';
+import { notificationRoutes, sosRoutes } from './routes/safety.js';
+import type { NotificationService } from '../app/notifications.js';
+import type { PanicService } from '../app/panic.js';
 
 export interface AppDeps {
   store: Store;
   timers: TimerService;
   incidents: IncidentService;
+  /** the panic button and the inbox (absent: those routes are not mounted) */
+  safety?: { panic: PanicService; notifications: NotificationService };
   metrics: Metrics;
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
@@ -122,6 +127,7 @@ export function createApp(d: AppDeps): Express {
   api.use(bearer(d.jwtSecret));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
+  if (d.safety) api.use('/sos', markBase, sosRoutes(d.safety.panic)).use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   app.use('/v1', api);
 

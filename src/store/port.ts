@@ -8,6 +8,7 @@ import type { Contact } from '../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
 import type { GeoPoint, Timer, TimerStatus } from '../domain/timer.js';
+import type { SafetyStore } from './port-safety.js';
 
 export interface NewTimer {
   id: string;
@@ -88,7 +89,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store {
+export interface Store extends SafetyStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */
@@ -125,8 +126,11 @@ export interface Store {
   ): Promise<KeyedCommandResult>;
   /** resolveTimer under an Idempotency-Key, as extendTimerKeyed. */
   resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult>;
-  /** CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`. */
-  claimDueTimers(limit: number, fence: number): Promise<Timer[]>;
+  /**
+   * CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`.
+   * Due: the deadline plus `graceMs` (default 0) has passed.
+   */
+  claimDueTimers(limit: number, fence: number, graceMs?: number): Promise<Timer[]>;
   /** Expired timers whose escalation is still pending (crash repair), oldest deadline first. */
   pendingEscalations(limit: number): Promise<Timer[]>;
   /** CAS escalation pending → done, recording the incident. */

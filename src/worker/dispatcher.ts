@@ -37,6 +37,8 @@ export interface DispatchSettings {
   retry: RetryPolicy;
   /** each send continues the trace stored on its delivery; none when absent */
   tracing?: Tracing;
+  /** after an SOS text is recorded as sent (the person's inbox: "your contacts were texted") */
+  onSosSent?: (d: Delivery) => Promise<unknown>;
 }
 
 export class Dispatcher {
@@ -197,11 +199,17 @@ export class Dispatcher {
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));
       if (recorded.kind === 'sos' && recorded.status === 'pending') await this.endAfterFalseAlarm(recorded);
+      if (recorded.kind === 'sos' && recorded.status === 'sent') await this.sosSent(recorded);
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
       this.metrics.loopErrors.inc({ loop: 'dispatch' });
       this.log.error({ err, delivery: d.key }, 'delivery attempt could not be recorded');
     }
+  }
+
+  /** Tells the person their contacts were texted (keyed per incident: the first sent SOS records it). */
+  private async sosSent(d: Delivery): Promise<void> {
+    await this.settings.onSosSent?.(d).catch((err: unknown) => this.log.warn({ err, delivery: d.key }, 'could not record the notification'));
   }
 
   /**

@@ -24,6 +24,10 @@ export interface SweepSettings {
   concurrency: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
+  /** the wait after a deadline before the SOS (ms, default 0) */
+  graceMs?: number;
+  /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
+  warnings?: { run(): Promise<number> };
 }
 
 export interface SweepReport {
@@ -33,6 +37,8 @@ export interface SweepReport {
   repaired: number;
   /** false alarms whose pending all-clear this sweep completed (absent: none) */
   allClears?: number;
+  /** timers whose person was warned that the deadline is near (absent: none) */
+  warned?: number;
   escalated: number;
   failed: number;
   lostLease: boolean;
@@ -127,6 +133,7 @@ export class Sweeper {
         report.claimed > 0 ||
         report.repaired > 0 ||
         (report.allClears ?? 0) > 0 ||
+        (report.warned ?? 0) > 0 ||
         report.failed > 0 ||
         report.lostLease ||
         report.outcome !== 'swept';
@@ -192,14 +199,30 @@ export class Sweeper {
       }
     }
 
+    // 1c. the nudge before the SOS
+    await this.warn(lost, report);
+
     // 2. claim due timers, batch after batch, while the lease holds
     for (;;) {
       await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
       if (this.stopping || lost?.aborted) return;
-      const batch = await this.store.claimDueTimers(batchSize, report.fence);
+      const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
       report.claimed += batch.length;
       await this.escalateAll(batch, report);
       if (batch.length < batchSize) return;
+    }
+  }
+
+  /** Warnings never stop the sweep: a failure is logged and counted, the SOS path goes on. */
+  private async warn(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
+    const { warnings } = this.settings;
+    if (!warnings || this.stopping || lost?.aborted) return;
+    try {
+      const n = await warnings.run();
+      if (n > 0) report.warned = n;
+    } catch (err) {
+      this.metrics.loopErrors.inc({ loop: 'sweep' });
+      this.log.error({ err }, 'warning claim failed; the next tick retries');
     }
   }
 

@@ -20,6 +20,7 @@ import { untilAfter, type ContractContext, type ContractOptions, type StoreFixtu
 import { incidentCases } from './store-contract-incidents.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
+import { safetyCases } from './store-contract-safety.js';
 import { timerCases } from './store-contract-timers.js';
 import { traceCases } from './store-contract-trace.js';
 
@@ -85,6 +86,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     raceCases(ctx);
     commandCases(ctx);
     traceCases(ctx);
+    safetyCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

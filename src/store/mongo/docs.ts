@@ -27,6 +27,7 @@ export function toTimer(d: TimerDoc): Timer {
     escalationAttempts: d.escalationAttempts,
     escalationError: d.escalationError,
     traceparent: d.traceparent,
+    warnedAt: d.warnedAt,
   });
 }
 
@@ -48,6 +49,7 @@ export function toIncident(d: IncidentDoc): Incident {
     displayName: d.displayName,
     fence: d.fence,
     allClear: d.allClear,
+    sources: d.sources && d.sources.length > 0 ? [...d.sources] : undefined,
   });
 }
 

@@ -13,6 +13,7 @@ import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
+import * as safety from './safety.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import type { Ctx, WriteConcern } from './writes.js';
@@ -200,6 +201,14 @@ export class MongoStore implements Store {
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
 
+  // ── safety (./safety.ts) ─────────────────────────────────────────────────────
+  readonly raisePanic = this.op('raisePanic', safety.raisePanic);
+  readonly claimWarnings = this.op('claimWarnings', safety.claimWarnings);
+  readonly addNotification = this.op('addNotification', safety.addNotification);
+  readonly listNotifications = this.op('listNotifications', safety.listNotifications);
+  readonly markNotificationRead = this.op('markNotificationRead', safety.markNotificationRead);
+  readonly markAllNotificationsRead = this.op('markAllNotificationsRead', safety.markAllNotificationsRead);
+
   // ── plumbing ────────────────────────────────────────────────────────────────
 
   private admin() {
@@ -218,7 +227,7 @@ export class MongoStore implements Store {
   /** Additive (createIndexes, not syncIndexes): an index added by an operator is never dropped. */
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
-    await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+    await Promise.all([m.notifications.createIndexes(), m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

@@ -1,7 +1,7 @@
 /** Row ↔ domain mapping for the SQLite adapter. Times are epoch milliseconds. */
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
-import type { AllClearState, Incident, IncidentStatus } from '../../domain/incident.js';
+import type { AllClearState, Incident, IncidentSource, IncidentStatus } from '../../domain/incident.js';
 import type { EscalationState, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
 
@@ -24,6 +24,7 @@ export interface TimerRow {
   escalation_attempts: number;
   escalation_error: string | null;
   traceparent: string | null;
+  warned_at: number | null;
 }
 
 export interface IncidentRow {
@@ -44,6 +45,8 @@ export interface IncidentRow {
   display_name: string | null;
   fence: number;
   all_clear: AllClearState | null;
+  /** JSON array of sources; NULL: a timer alone */
+  sources: string | null;
 }
 
 export interface DeliveryRow {
@@ -97,6 +100,7 @@ export function toTimer(r: TimerRow): Timer {
     escalationAttempts: r.escalation_attempts > 0 ? r.escalation_attempts : undefined,
     escalationError: opt(r.escalation_error),
     traceparent: opt(r.traceparent),
+    warnedAt: date(r.warned_at),
   });
 }
 
@@ -118,6 +122,7 @@ export function toIncident(r: IncidentRow): Incident {
     displayName: opt(r.display_name),
     fence: r.fence,
     allClear: opt(r.all_clear),
+    sources: r.sources === null ? undefined : (JSON.parse(r.sources) as IncidentSource[]),
   });
 }
 

@@ -27,6 +27,10 @@ import type {
 import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
 import { prepareAll, type Statements } from './statements.js';
+import { SqliteSafety } from './safety.js';
+import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
+import type { NewNotification, Notification } from '../../domain/notification.js';
+import type { WarningWindow } from '../../domain/warning.js';
 import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
 
 export interface SqliteOptions {
@@ -49,6 +53,7 @@ const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperat
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
+  private readonly safety: SqliteSafety;
   private readonly clock: () => number;
   private readonly lagMs: number;
   private closed = false;
@@ -66,6 +71,7 @@ export class SqliteStore implements Store {
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.safety = new SqliteSafety(this.db, this.clock);
     this.guardOperations();
   }
 
@@ -249,8 +255,9 @@ export class SqliteStore implements Store {
     return Promise.resolve(run.immediate());
   }
 
-  async claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
-    const rows = this.st.timersClaimDue.all({ now: this.clock(), fence, limit }) as TimerRow[];
+  async claimDueTimers(limit: number, fence: number, graceMs = 0): Promise<Timer[]> {
+    const now = this.clock();
+    const rows = this.st.timersClaimDue.all({ now, due: now - graceMs, fence, limit }) as TimerRow[];
     return rows.map(toTimer).sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime());
   }
 
@@ -457,5 +464,31 @@ export class SqliteStore implements Store {
       })
       .immediate();
     return this.getContacts(userId);
+  }
+
+  // ── safety (./safety.ts) ────────────────────────────────────────────────────
+
+  async raisePanic(p: NewPanic, idem?: PanicKey): Promise<PanicResult> {
+    return this.safety.raisePanic(p, idem);
+  }
+
+  async claimWarnings(limit: number, window: WarningWindow): Promise<Warned[]> {
+    return this.safety.claimWarnings(limit, window);
+  }
+
+  async addNotification(n: NewNotification): Promise<{ notification: Notification; created: boolean }> {
+    return this.safety.addNotification(n);
+  }
+
+  async listNotifications(userId: string, q?: NotificationQuery): Promise<Notification[]> {
+    return this.safety.listNotifications(userId, q);
+  }
+
+  async markNotificationRead(userId: string, id: string): Promise<Notification | null> {
+    return this.safety.markNotificationRead(userId, id);
+  }
+
+  async markAllNotificationsRead(userId: string): Promise<number> {
+    return this.safety.markAllNotificationsRead(userId);
   }
 }
