@@ -100,7 +100,9 @@ const cursorParam = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[\w-]+$/, 'a cursor from an earlier answer')
+  // base64url of `[createdAtMs, id]`: always starts `Wz` (`[`)
+  .regex(/^Wz[\w-]+$/, 'a cursor from an earlier answer')
+  .meta({ examples: ['WzE3NjcyMjU2MDAwMDAsIm50Zl9leGFtcGxlIl0'] })
   .optional()
   .meta({ description: 'the `cursor` of the previous page (opaque): the next, older page' });
 export const NotificationQuery = z.strictObject({
