@@ -15,11 +15,7 @@ export interface WarningWindow {
   graceMs: number;
 }
 
-export function inWarningWindow(
-  t: Pick<Timer, 'status' | 'startedAt' | 'expiresAt' | 'warnedAt'>,
-  now: Date,
-  w: WarningWindow,
-): boolean {
+export function inWarningWindow(t: Pick<Timer, 'status' | 'startedAt' | 'expiresAt' | 'warnedAt'>, now: Date, w: WarningWindow): boolean {
   if (w.beforeMs <= 0 || !isLive(t.status) || t.warnedAt !== undefined) return false;
   const deadline = t.expiresAt.getTime();
   if (deadline - t.startedAt.getTime() <= w.beforeMs) return false;

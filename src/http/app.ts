@@ -127,7 +127,8 @@ export function createApp(d: AppDeps): Express {
   api.use(bearer(d.jwtSecret));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
-  if (d.safety) api.use('/sos', markBase, sosRoutes(d.safety.panic)).use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
+  if (d.safety)
+    api.use('/sos', markBase, sosRoutes(d.safety.panic)).use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   app.use('/v1', api);
 

@@ -77,7 +77,13 @@ export function warningEvent(t: Timer): VigilEvent {
 /** A new entry in the person's inbox; to the person only. */
 export function notificationEvent(n: Notification): VigilEvent {
   const eventId = `notification.created:${n.id}`;
-  return { name: 'notification.created', eventId, userId: n.userId, toAdmins: false, payload: { eventId, notification: notificationView(n) } };
+  return {
+    name: 'notification.created',
+    eventId,
+    userId: n.userId,
+    toAdmins: false,
+    payload: { eventId, notification: notificationView(n) },
+  };
 }
 
 /** A panic attached to an open incident: moderators see the new source. */

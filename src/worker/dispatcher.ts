@@ -209,7 +209,9 @@ export class Dispatcher {
 
   /** Tells the person their contacts were texted (keyed per incident: the first sent SOS records it). */
   private async sosSent(d: Delivery): Promise<void> {
-    await this.settings.onSosSent?.(d).catch((err: unknown) => this.log.warn({ err, delivery: d.key }, 'could not record the notification'));
+    await this.settings
+      .onSosSent?.(d)
+      .catch((err: unknown) => this.log.warn({ err, delivery: d.key }, 'could not record the notification'));
   }
 
   /**

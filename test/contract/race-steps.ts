@@ -76,7 +76,8 @@ export const raceSteps = {
   checkIns,
   sweep,
   /** the panic button for `userId` with a fresh incident id; answers the result's kind */
-  panic: async (store: Store, a: { userId: string }): Promise<string> => (await store.raisePanic({ incidentId: randomUUID(), userId: a.userId })).kind,
+  panic: async (store: Store, a: { userId: string }): Promise<string> =>
+    (await store.raisePanic({ incidentId: randomUUID(), userId: a.userId })).kind,
 };
 
 export type Steps = typeof raceSteps;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { incidentSources, OPEN_INCIDENT } from '../../src/domain/incident.js';
 import type { NewNotification } from '../../src/domain/notification.js';
 import type { Store } from '../../src/store/port.js';
-import { arm, armDue, at, countBy, openedIncident, type ContractContext } from './store-contract-helpers.js';
+import { arm, armDue, countBy, openedIncident, type ContractContext } from './store-contract-helpers.js';
 
 const caps = { maxExtensions: 10, maxTotalSeconds: 86_400 };
 const W = { beforeMs: 120_000, graceMs: 0 };
@@ -29,7 +29,13 @@ export function safetyCases(ctx: ContractContext): void {
       const store = ctx.store();
       const userId = randomUUID();
       const id = randomUUID();
-      const r = await store.raisePanic({ incidentId: id, userId, displayName: 'Ann', locationName: 'Pier 39', location: { lat: 37.8, lng: -122.4 } });
+      const r = await store.raisePanic({
+        incidentId: id,
+        userId,
+        displayName: 'Ann',
+        locationName: 'Pier 39',
+        location: { lat: 37.8, lng: -122.4 },
+      });
       expect(r.kind).toBe('created');
       if (r.kind !== 'created') return;
       expect(r.timer).toBeUndefined();
@@ -41,18 +47,21 @@ export function safetyCases(ctx: ContractContext): void {
       expect(await openOf(store, userId)).toHaveLength(1);
     });
 
-    it_('takes over the live timer: expired with its escalation pending, the incident is that timer’s; the sweep cannot open another', async () => {
-      const store = ctx.store();
-      const t = await arm(store, { locationName: 'Blue Bottle', location: { lat: 1, lng: 2 } });
-      const r = await store.raisePanic({ incidentId: randomUUID(), userId: t.userId });
-      expect(r.kind).toBe('created');
-      if (r.kind !== 'created' || !r.timer) throw new Error('no timer taken over');
-      expect(r.timer).toMatchObject({ id: t.id, status: 'expired', escalation: 'pending' });
-      expect(r.incident).toMatchObject({ timerId: t.id, sources: ['panic'], locationName: 'Blue Bottle', location: { lat: 1, lng: 2 } });
-      expect(await store.claimDueTimers(100, 1)).toEqual([]);
-      expect(await store.openIncident(r.timer, 1, randomUUID())).toEqual({ incident: r.incident, created: false });
-      expect(await store.resolveTimer(t.id, t.userId, 'safe')).toBeNull();
-    });
+    it_(
+      'takes over the live timer: expired with its escalation pending, the incident is that timer’s; the sweep cannot open another',
+      async () => {
+        const store = ctx.store();
+        const t = await arm(store, { locationName: 'Blue Bottle', location: { lat: 1, lng: 2 } });
+        const r = await store.raisePanic({ incidentId: randomUUID(), userId: t.userId });
+        expect(r.kind).toBe('created');
+        if (r.kind !== 'created' || !r.timer) throw new Error('no timer taken over');
+        expect(r.timer).toMatchObject({ id: t.id, status: 'expired', escalation: 'pending' });
+        expect(r.incident).toMatchObject({ timerId: t.id, sources: ['panic'], locationName: 'Blue Bottle', location: { lat: 1, lng: 2 } });
+        expect(await store.claimDueTimers(100, 1)).toEqual([]);
+        expect(await store.openIncident(r.timer, 1, randomUUID())).toEqual({ incident: r.incident, created: false });
+        expect(await store.resolveTimer(t.id, t.userId, 'safe')).toBeNull();
+      },
+    );
 
     it_('after the sweep expired the timer but before its incident: the incident is opened for that timer', async () => {
       const store = ctx.store();
@@ -66,21 +75,24 @@ export function safetyCases(ctx: ContractContext): void {
       expect(swept.incident.id).toBe(r.kind === 'created' ? r.incident.id : '');
     });
 
-    it_('with an open timer incident: attaches, `panic` added once to its sources; a live timer of the person is linked and ended', async () => {
-      const store = ctx.store();
-      const { incident } = await openedIncident(store);
-      expect(incidentSources(incident)).toEqual(['timer']);
-      const live = await arm(store, { userId: incident.userId });
-      const r = await store.raisePanic({ incidentId: randomUUID(), userId: incident.userId });
-      expect(r).toMatchObject({ kind: 'attached', sourceAdded: true, incident: { id: incident.id, sources: ['timer', 'panic'] } });
-      if (r.kind !== 'attached') return;
-      expect(r.incident.updatedAt.getTime()).toBeGreaterThanOrEqual(incident.updatedAt.getTime());
-      expect(r.timer).toMatchObject({ id: live.id, status: 'expired', escalation: 'done', incidentId: incident.id });
-      expect(await store.claimDueTimers(100, 1)).toEqual([]);
-      const twice = await store.raisePanic({ incidentId: randomUUID(), userId: incident.userId });
-      expect(twice).toMatchObject({ kind: 'attached', sourceAdded: false, incident: { sources: ['timer', 'panic'] } });
-      expect(await openOf(store, incident.userId)).toHaveLength(1);
-    });
+    it_(
+      'with an open timer incident: attaches, `panic` added once to its sources; a live timer of the person is linked and ended',
+      async () => {
+        const store = ctx.store();
+        const { incident } = await openedIncident(store);
+        expect(incidentSources(incident)).toEqual(['timer']);
+        const live = await arm(store, { userId: incident.userId });
+        const r = await store.raisePanic({ incidentId: randomUUID(), userId: incident.userId });
+        expect(r).toMatchObject({ kind: 'attached', sourceAdded: true, incident: { id: incident.id, sources: ['timer', 'panic'] } });
+        if (r.kind !== 'attached') return;
+        expect(r.incident.updatedAt.getTime()).toBeGreaterThanOrEqual(incident.updatedAt.getTime());
+        expect(r.timer).toMatchObject({ id: live.id, status: 'expired', escalation: 'done', incidentId: incident.id });
+        expect(await store.claimDueTimers(100, 1)).toEqual([]);
+        const twice = await store.raisePanic({ incidentId: randomUUID(), userId: incident.userId });
+        expect(twice).toMatchObject({ kind: 'attached', sourceAdded: false, incident: { sources: ['timer', 'panic'] } });
+        expect(await openOf(store, incident.userId)).toHaveLength(1);
+      },
+    );
 
     it_('Idempotency-Key: the same key replays the incident; another body with it is refused', async () => {
       const store = ctx.store();
@@ -121,7 +133,12 @@ export function safetyCases(ctx: ContractContext): void {
       const first = await store.claimWarnings(100, W);
       expect(first.map((w) => w.timer.id)).toEqual([inWindow.id]);
       expect(first[0]?.timer.warnedAt).toBeInstanceOf(Date);
-      expect(first[0]?.notification).toMatchObject({ userId: inWindow.userId, key: `warning:${inWindow.id}:0`, kind: 'timer_warning', timerId: inWindow.id });
+      expect(first[0]?.notification).toMatchObject({
+        userId: inWindow.userId,
+        key: `warning:${inWindow.id}:0`,
+        kind: 'timer_warning',
+        timerId: inWindow.id,
+      });
       expect(await store.claimWarnings(100, W)).toEqual([]);
       expect(await store.claimWarnings(100, { beforeMs: 0, graceMs: 0 })).toEqual([]);
       expect((await store.listNotifications(inWindow.userId)).map((n) => n.key)).toEqual([`warning:${inWindow.id}:0`]);
@@ -148,36 +165,39 @@ export function safetyCases(ctx: ContractContext): void {
   });
 
   describe('notifications', () => {
-    it_('one per fact: the same key again returns the first; newest first, paged by (createdAt, id); unread; read; read-all; only the owner', async () => {
-      const store = ctx.store();
-      const userId = randomUUID();
-      const a = await store.addNotification(note(userId, 'k1'));
-      expect(a.created).toBe(true);
-      const dup = await store.addNotification({ ...note(userId, 'k1'), title: 'other' });
-      expect(dup).toEqual({ notification: a.notification, created: false });
-      for (const k of ['k2', 'k3', 'k4', 'k5']) await store.addNotification(note(userId, k));
-      await store.addNotification(note(randomUUID(), 'k1'));
-      const all = await store.listNotifications(userId);
-      expect(all).toHaveLength(5);
-      const order = [...all].sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0));
-      expect(all).toEqual(order);
-      const page1 = await store.listNotifications(userId, { limit: 2 });
-      const last = page1.at(-1)!;
-      const page2 = await store.listNotifications(userId, { limit: 2, before: { createdAt: last.createdAt, id: last.id } });
-      const last2 = page2.at(-1)!;
-      const page3 = await store.listNotifications(userId, { limit: 2, before: { createdAt: last2.createdAt, id: last2.id } });
-      expect([...page1, ...page2, ...page3].map((n) => n.id)).toEqual(all.map((n) => n.id));
+    it_(
+      'one per fact: the same key again returns the first; newest first, paged by (createdAt, id); unread; read; read-all; only the owner',
+      async () => {
+        const store = ctx.store();
+        const userId = randomUUID();
+        const a = await store.addNotification(note(userId, 'k1'));
+        expect(a.created).toBe(true);
+        const dup = await store.addNotification({ ...note(userId, 'k1'), title: 'other' });
+        expect(dup).toEqual({ notification: a.notification, created: false });
+        for (const k of ['k2', 'k3', 'k4', 'k5']) await store.addNotification(note(userId, k));
+        await store.addNotification(note(randomUUID(), 'k1'));
+        const all = await store.listNotifications(userId);
+        expect(all).toHaveLength(5);
+        const order = [...all].sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0));
+        expect(all).toEqual(order);
+        const page1 = await store.listNotifications(userId, { limit: 2 });
+        const last = page1.at(-1)!;
+        const page2 = await store.listNotifications(userId, { limit: 2, before: { createdAt: last.createdAt, id: last.id } });
+        const last2 = page2.at(-1)!;
+        const page3 = await store.listNotifications(userId, { limit: 2, before: { createdAt: last2.createdAt, id: last2.id } });
+        expect([...page1, ...page2, ...page3].map((n) => n.id)).toEqual(all.map((n) => n.id));
 
-      const read = await store.markNotificationRead(userId, a.notification.id);
-      expect(read?.readAt).toBeInstanceOf(Date);
-      expect(await store.markNotificationRead(userId, a.notification.id)).toEqual(read);
-      expect(await store.markNotificationRead(randomUUID(), a.notification.id)).toBeNull();
-      expect(await store.markNotificationRead(userId, 'ntf_missing')).toBeNull();
-      expect((await store.listNotifications(userId, { unread: true })).map((n) => n.key).sort()).toEqual(['k2', 'k3', 'k4', 'k5']);
-      expect(await store.markAllNotificationsRead(userId)).toBe(4);
-      expect(await store.markAllNotificationsRead(userId)).toBe(0);
-      expect(await store.listNotifications(userId, { unread: true })).toEqual([]);
-    });
+        const read = await store.markNotificationRead(userId, a.notification.id);
+        expect(read?.readAt).toBeInstanceOf(Date);
+        expect(await store.markNotificationRead(userId, a.notification.id)).toEqual(read);
+        expect(await store.markNotificationRead(randomUUID(), a.notification.id)).toBeNull();
+        expect(await store.markNotificationRead(userId, 'ntf_missing')).toBeNull();
+        expect((await store.listNotifications(userId, { unread: true })).map((n) => n.key).sort()).toEqual(['k2', 'k3', 'k4', 'k5']);
+        expect(await store.markAllNotificationsRead(userId)).toBe(4);
+        expect(await store.markAllNotificationsRead(userId)).toBe(0);
+        expect(await store.listNotifications(userId, { unread: true })).toEqual([]);
+      },
+    );
   });
 
   const reason = ctx.opts.racesUnsupported;
@@ -219,5 +239,4 @@ export function safetyCases(ctx: ContractContext): void {
       120_000,
     );
   });
-  void at;
 }

@@ -12,7 +12,14 @@ afterAll(async () => {
 
 const seed = async (userId: string, n: number) => {
   for (let i = 0; i < n; i++)
-    await v.vigil.store.addNotification({ id: `ntf_${userId}_${i}`, userId, key: `k${i}`, kind: 'timer_warning', title: `t${i}`, body: `b${i}` });
+    await v.vigil.store.addNotification({
+      id: `ntf_${userId}_${i}`,
+      userId,
+      key: `k${i}`,
+      kind: 'timer_warning',
+      title: `t${i}`,
+      body: `b${i}`,
+    });
 };
 
 describe('/v1/me/notifications', () => {

@@ -18,9 +18,13 @@ afterAll(async () => {
 
 const contacts = async (token: string, n = 2) =>
   v.api(token, 'PUT', '/v1/me/contacts', {
-    contacts: Array.from({ length: n }, (_, i) => ({ name: `C${i}`, phone: `+1415555${String(2000 + i + Math.floor(Math.random() * 7000))}` })),
+    contacts: Array.from({ length: n }, (_, i) => ({
+      name: `C${i}`,
+      phone: `+1415555${String(2000 + i + Math.floor(Math.random() * 7000))}`,
+    })),
   });
-const deliveriesOf = async (id: string) => (await v.api(modToken(), 'GET', `/v1/admin/incidents/${id}`)).body.incident.deliveries as unknown[];
+const deliveriesOf = async (id: string) =>
+  (await v.api(modToken(), 'GET', `/v1/admin/incidents/${id}`)).body.incident.deliveries as unknown[];
 
 describe('POST /v1/sos', () => {
   it('raises an incident at once (source panic, no timer), texts every contact, tells the person and the moderators', async () => {
@@ -28,15 +32,25 @@ describe('POST /v1/sos', () => {
     await contacts(ann, 2);
     const me = await connect(v.url, ann);
     try {
-      const r = await v.api(ann, 'POST', '/v1/sos', { location: { lat: 37.8, lng: -122.4 }, locationName: 'Pier 39', note: 'he is following me' });
+      const r = await v.api(ann, 'POST', '/v1/sos', {
+        location: { lat: 37.8, lng: -122.4 },
+        locationName: 'Pier 39',
+        note: 'he is following me',
+      });
       expect(r.status).toBe(201);
       expect(r.body.attached).toBe(false);
       const inc = r.body.incident;
       expect(inc).toMatchObject({ userId: 'ann-panic', status: 'active', source: 'panic', sources: ['panic'], locationName: 'Pier 39' });
       expect(inc.timerId).toBeUndefined();
       expect(await deliveriesOf(inc.id)).toHaveLength(2);
-      await eventually(async () => me.named('sos.triggered').some((p) => (p.incident as { id: string }).id === inc.id), 'sos.triggered at the owner');
-      await eventually(async () => mod.named('sos.triggered').some((p) => (p.incident as { id: string }).id === inc.id), 'sos.triggered at moderators');
+      await eventually(
+        async () => me.named('sos.triggered').some((p) => (p.incident as { id: string }).id === inc.id),
+        'sos.triggered at the owner',
+      );
+      await eventually(
+        async () => mod.named('sos.triggered').some((p) => (p.incident as { id: string }).id === inc.id),
+        'sos.triggered at moderators',
+      );
       // the texts go out; the first one sent tells the person their contacts were texted (once)
       await v.vigil.dispatcher.tick();
       await eventually(async () => me.named('notification.created').length === 1, 'notification.created');
@@ -99,7 +113,11 @@ describe('POST /v1/sos', () => {
       async () =>
         mod
           .named('incident.updated')
-          .some((p) => (p.incident as { id: string; sources: string[] }).id === incidentId && (p.incident as { sources: string[] }).sources.includes('panic')),
+          .some(
+            (p) =>
+              (p.incident as { id: string; sources: string[] }).id === incidentId &&
+              (p.incident as { sources: string[] }).sources.includes('panic'),
+          ),
       'incident.updated with the panic source',
     );
   });
@@ -119,7 +137,9 @@ describe('POST /v1/sos', () => {
       expect(r.body.error.code).toBe('validation_failed');
     }
     expect((await v.api(fy, 'POST', '/v1/sos', {}, { 'Idempotency-Key': 'has space' })).status).toBe(400);
-    const mine = (await v.api(modToken(), 'GET', '/v1/admin/incidents')).body.incidents.filter((i: { userId: string }) => i.userId === 'fy-panic');
+    const mine = (await v.api(modToken(), 'GET', '/v1/admin/incidents')).body.incidents.filter(
+      (i: { userId: string }) => i.userId === 'fy-panic',
+    );
     expect(mine).toEqual([]);
   });
 
@@ -129,7 +149,10 @@ describe('POST /v1/sos', () => {
     try {
       const inc = (await v.api(gu, 'POST', '/v1/sos', {})).body.incident;
       expect((await v.api(modToken(), 'POST', `/v1/admin/incidents/${inc.id}/ack`)).status).toBe(200);
-      await eventually(async () => me.named('notification.created').some((p) => (p.notification as { kind: string }).kind === 'incident_acknowledged'), 'ack notification');
+      await eventually(
+        async () => me.named('notification.created').some((p) => (p.notification as { kind: string }).kind === 'incident_acknowledged'),
+        'ack notification',
+      );
       const inbox = (await v.api(gu, 'GET', '/v1/me/notifications')).body.notifications;
       expect(inbox).toMatchObject([{ kind: 'incident_acknowledged', incidentId: inc.id }]);
     } finally {

@@ -25,7 +25,8 @@ describe('inWarningWindow', () => {
   });
 
   it('only live timers, only once, never when off, never for a timer shorter than the lead', () => {
-    for (const status of TIMER_STATUSES) expect(inWarningWindow(timer({ status }), at(500_000), W)).toBe(status === 'active' || status === 'extended');
+    for (const status of TIMER_STATUSES)
+      expect(inWarningWindow(timer({ status }), at(500_000), W)).toBe(status === 'active' || status === 'extended');
     expect(inWarningWindow(timer({ warned: true }), at(500_000), W)).toBe(false);
     expect(inWarningWindow(timer(), at(500_000), { beforeMs: 0, graceMs: 0 })).toBe(false);
     expect(inWarningWindow(timer({ durationMs: 120_000 }), at(60_000), W)).toBe(false);
@@ -43,11 +44,22 @@ describe('inWarningWindow', () => {
 
 describe('panicMessage', () => {
   it('names the person, the place, the map link and the note; link-like text defanged; within the SMS limit', () => {
-    const m = panicMessage({ personName: 'Ann', locationName: 'Pier 39', location: { lat: 37.8, lng: -122.4 }, raisedAt: new Date(T0), note: 'see evil.com' });
+    const m = panicMessage({
+      personName: 'Ann',
+      locationName: 'Pier 39',
+      location: { lat: 37.8, lng: -122.4 },
+      raisedAt: new Date(T0),
+      note: 'see evil.com',
+    });
     expect(m).toContain('Ann pressed the panic button at Pier 39 at 2026-01-01 12:00 UTC.');
     expect(m).toContain('https://maps.google.com/?q=37.80000,-122.40000');
     expect(m).toContain('Their note: "see evil[.]com"');
-    const long = panicMessage({ personName: 'x'.repeat(500), locationName: 'y'.repeat(500), raisedAt: new Date(T0), note: 'z'.repeat(280) });
+    const long = panicMessage({
+      personName: 'x'.repeat(500),
+      locationName: 'y'.repeat(500),
+      raisedAt: new Date(T0),
+      note: 'z'.repeat(280),
+    });
     expect(long.length).toBeLessThanOrEqual(MAX_SMS_CHARS);
   });
 });

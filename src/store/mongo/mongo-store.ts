@@ -227,7 +227,13 @@ export class MongoStore implements Store {
   /** Additive (createIndexes, not syncIndexes): an index added by an operator is never dropped. */
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
-    await Promise.all([m.notifications.createIndexes(), m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+    await Promise.all([
+      m.notifications.createIndexes(),
+      m.timers.createIndexes(),
+      m.incidents.createIndexes(),
+      m.deliveries.createIndexes(),
+      m.contacts.createIndexes(),
+    ]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

@@ -43,7 +43,12 @@ async function panicOnce(ctx: Ctx, p: NewPanic): Promise<Exclude<PanicResult, { 
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = await ctx.now();
     const [current, liveTimer] = await Promise.all([
-      ctx.m.incidents.findOne({ userId: p.userId, status: open }).sort({ createdAt: -1, _id: -1 }).readConcern('majority').lean<IncidentDoc>().exec(),
+      ctx.m.incidents
+        .findOne({ userId: p.userId, status: open })
+        .sort({ createdAt: -1, _id: -1 })
+        .readConcern('majority')
+        .lean<IncidentDoc>()
+        .exec(),
       ctx.m.timers.findOne({ liveUser: p.userId }).readConcern('majority').lean<TimerDoc>().exec(),
     ]);
     if (current) {
@@ -72,7 +77,7 @@ async function panicOnce(ctx: Ctx, p: NewPanic): Promise<Exclude<PanicResult, { 
       const r = { kind: 'attached' as const, incident: toIncident(added ?? current), sourceAdded: added !== null };
       return linked ? { ...r, timer: toTimer(linked) } : r;
     }
-    let taken: TimerDoc | null = null;
+    let taken: TimerDoc | null;
     if (liveTimer) {
       taken = await casOne(ctx, ctx.m.timers, {
         filter: { _id: liveTimer._id, status: live },
@@ -199,7 +204,11 @@ export async function listNotifications(ctx: Ctx, userId: string, q: Notificatio
 export async function markNotificationRead(ctx: Ctx, userId: string, id: string): Promise<Notification | null> {
   const now = await ctx.now();
   const d = await ctx.m.notifications
-    .findOneAndUpdate({ _id: id, userId, readAt: { $exists: false } }, { $set: { readAt: now } }, { returnDocument: 'after', writeConcern: ctx.wc })
+    .findOneAndUpdate(
+      { _id: id, userId, readAt: { $exists: false } },
+      { $set: { readAt: now } },
+      { returnDocument: 'after', writeConcern: ctx.wc },
+    )
     .lean<NotificationDoc>()
     .exec();
   if (d) return toNotification(d);
@@ -210,6 +219,8 @@ export async function markNotificationRead(ctx: Ctx, userId: string, id: string)
 
 export async function markAllNotificationsRead(ctx: Ctx, userId: string): Promise<number> {
   const now = await ctx.now();
-  const r = await ctx.m.notifications.updateMany({ userId, readAt: { $exists: false } }, { $set: { readAt: now } }, { writeConcern: ctx.wc }).exec();
+  const r = await ctx.m.notifications
+    .updateMany({ userId, readAt: { $exists: false } }, { $set: { readAt: now } }, { writeConcern: ctx.wc })
+    .exec();
   return r.modifiedCount;
 }

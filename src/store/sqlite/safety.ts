@@ -7,7 +7,6 @@ import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { panicSlot } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification, type NotificationKind } from '../../domain/notification.js';
-import type { Timer } from '../../domain/timer.js';
 import type { WarningWindow } from '../../domain/warning.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
@@ -28,7 +27,15 @@ interface NotificationRow {
 }
 
 const toNotification = (r: NotificationRow): Notification => {
-  const n: Notification = { id: r.id, userId: r.user_id, key: r.key, kind: r.kind, title: r.title, body: r.body, createdAt: new Date(r.created_at) };
+  const n: Notification = {
+    id: r.id,
+    userId: r.user_id,
+    key: r.key,
+    kind: r.kind,
+    title: r.title,
+    body: r.body,
+    createdAt: new Date(r.created_at),
+  };
   if (r.timer_id !== null) n.timerId = r.timer_id;
   if (r.incident_id !== null) n.incidentId = r.incident_id;
   if (r.read_at !== null) n.readAt = new Date(r.read_at);
@@ -67,7 +74,9 @@ export class SqliteSafety {
     const open = this.st.incidentOpenOfUser.get(p.userId) as IncidentRow | undefined;
     if (open) {
       const added = this.st.incidentAddSource.get({ id: open.id, source: 'panic' }) as IncidentRow | undefined;
-      const linked = live ? (this.st.timerLinkToIncident.get({ id: live.id, incidentId: open.id, now }) as TimerRow | undefined) : undefined;
+      const linked = live
+        ? (this.st.timerLinkToIncident.get({ id: live.id, incidentId: open.id, now }) as TimerRow | undefined)
+        : undefined;
       const r = { kind: 'attached' as const, incident: toIncident(added ?? open), sourceAdded: added !== undefined };
       return linked ? { ...r, timer: toTimer(linked) } : r;
     }

@@ -18,7 +18,8 @@ export const SAFETY_SQL = Object.freeze({
     RETURNING *`,
   liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
   // a sweep expired it and has not opened its incident yet
-  pendingTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND escalation = 'pending' AND incident_id IS NULL ORDER BY expires_at DESC LIMIT 1",
+  pendingTimerOfUser:
+    "SELECT * FROM timers WHERE user_id = ? AND escalation = 'pending' AND incident_id IS NULL ORDER BY expires_at DESC LIMIT 1",
   // the panic ends the live timer as the sweep would: expired, its escalation pending (the panic request completes it)
   timerExpireByPanic: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = 0
     WHERE id = @id AND status IN ('active','extended') RETURNING *`,
