@@ -1,7 +1,9 @@
 /** One incident on the board. Built once, then updated in place so focus is kept. */
 import { serverNow } from './clock.js';
 import { clockTime, duration, el, mapUrl } from './format.js';
-import type { Delivery, DeliveryStatus, Incident } from './types.js';
+import type { Delivery, DeliveryStatus, Incident, IncidentSource } from './types.js';
+
+const SOURCE_LABEL: Record<IncidentSource, string> = { timer: 'Timer ran out', panic: 'Panic button' };
 
 export interface CardActions {
   ack(id: string): void;
@@ -37,6 +39,7 @@ export class Card {
   private readonly ackLine = el('p', 'card__acked muted');
   private readonly contacts = el('ul', 'deliveries');
   private readonly error = el('p', 'error');
+  private readonly source = el('dd', 'card__source');
   readonly ackBtn = el('button', 'btn btn--primary');
   readonly resolveBtn = el('button', 'btn');
   private readonly timersBtn = el('button', 'btn btn--quiet');
@@ -56,7 +59,14 @@ export class Card {
     const overdue = el('p', 'card__overdue');
     overdue.append(this.ago, ' ', this.at);
     const facts = el('dl', 'card__facts');
-    facts.append(el('dt', undefined, 'Place'), this.place, el('dt', undefined, 'Map'), this.map);
+    facts.append(
+      el('dt', undefined, 'Raised by'),
+      this.source,
+      el('dt', undefined, 'Place'),
+      this.place,
+      el('dt', undefined, 'Map'),
+      this.map,
+    );
     this.error.setAttribute('role', 'alert');
 
     for (const b of [this.ackBtn, this.resolveBtn, this.timersBtn]) b.type = 'button';
@@ -87,7 +97,11 @@ export class Card {
     this.badge.className = `badge badge--${i.status}`;
     this.badge.textContent = acked ? 'Acknowledged' : i.status === 'active' ? 'Active SOS' : i.status;
 
-    this.at.textContent = `(deadline ${clockTime(i.deadline)})`;
+    const sources = i.sources ?? [i.source ?? 'timer'];
+    this.source.dataset.source = sources[0] ?? 'timer';
+    this.source.textContent = sources.map((s) => SOURCE_LABEL[s]).join(' + ');
+    this.root.classList.toggle('card--panic', sources.includes('panic'));
+    this.at.textContent = sources[0] === 'panic' ? `(raised ${clockTime(i.deadline)})` : `(deadline ${clockTime(i.deadline)})`;
     this.place.textContent = i.locationName ?? 'No place given';
     this.place.classList.toggle('muted', !i.locationName);
     if (i.location) {

@@ -23,7 +23,13 @@ export interface Incident {
   locationName?: string;
   location?: GeoPoint;
   displayName?: string;
+  /** what opened it (absent from a server before the panic button) */
+  source?: IncidentSource;
+  /** everything that raised it, first the one that opened it */
+  sources?: IncidentSource[];
 }
+
+export type IncidentSource = 'timer' | 'panic';
 
 export interface Delivery {
   key: string;
