@@ -230,6 +230,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       concurrency: config.sweep.concurrency,
       maxEscalationAttempts: config.escalationMaxAttempts,
       graceMs: config.warning.graceMs,
+      panics: panic,
       warnings: new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize }),
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {

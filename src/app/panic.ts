@@ -10,7 +10,7 @@
  */
 import { deliveryKey } from '../domain/delivery.js';
 import { DomainError } from '../domain/errors.js';
-import { incidentSources, type Incident } from '../domain/incident.js';
+import type { Incident } from '../domain/incident.js';
 import { panicMessage } from '../domain/panic-message.js';
 import type { GeoPoint, Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
@@ -58,20 +58,46 @@ export class PanicService {
       case 'idempotency_mismatch':
         throw idempotencyMismatch();
       case 'replayed':
-        // a retry after a failure half-way: the texts are keyed per contact, so this only completes what is missing
-        if (incidentSources(r.incident)[0] === 'panic' && r.incident.status === 'active') await this.text(r.incident, input);
+        // a retry after a failure half-way completes the texts (keyed per contact: nobody gets two)
+        if (r.incident.panicTexts === 'pending') await this.complete(r.incident, input);
         return { incident: r.incident, outcome: 'replayed' };
       case 'attached':
         if (r.timer) this.events.publish(timerEvent('timer.expired', r.timer));
         if (r.sourceAdded) this.events.publish(incidentSourcesEvent(r.incident));
         return { incident: r.incident, outcome: 'attached' };
       case 'created':
-        await this.text(r.incident, input);
-        if (r.timer) await this.completeTimer(r.timer, r.incident);
-        this.events.publish(sosEvent(r.incident));
+        if (r.timer) {
+          await this.text(r.incident, input);
+          await this.completeTimer(r.timer, r.incident);
+          this.events.publish(sosEvent(r.incident));
+        } else await this.complete(r.incident, input);
         this.metrics.escalated.inc();
         return { incident: r.incident, outcome: 'created' };
     }
+  }
+
+  /**
+   * Crash repair, run by the sweep: panic incidents whose texts were left pending (the request
+   * died between opening the incident and queueing the texts). Never throws; how many it completed.
+   */
+  async repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> {
+    let done = 0;
+    for (const incident of await this.store.pendingPanicTexts(limit)) {
+      try {
+        await this.complete(incident, {});
+        done++;
+      } catch (err) {
+        onError(err, incident.id);
+      }
+    }
+    return done;
+  }
+
+  /** A panic incident of its own: texts (unless it is already closed), `sos.triggered`, then the outbox is done. */
+  private async complete(incident: Incident, input: PanicInput): Promise<void> {
+    if (incident.status === 'active' || incident.status === 'acknowledged') await this.text(incident, input);
+    this.events.publish(sosEvent(incident));
+    await this.store.markPanicTexted(incident.id);
   }
 
   private async text(incident: Incident, input: PanicInput): Promise<void> {

@@ -48,6 +48,11 @@ export interface Incident {
   allClear?: AllClearState;
   /** what raised it, first the one that opened it; absent: a timer alone (see `incidentSources`) */
   sources?: IncidentSource[];
+  /**
+   * A panic incident with no timer behind it is the outbox of its SOS texts: `pending` from
+   * the write that opens it until its deliveries exist (the sweep completes it after a crash).
+   */
+  panicTexts?: 'pending' | 'done';
 }
 
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';

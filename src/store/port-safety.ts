@@ -57,6 +57,10 @@ export interface SafetyStore {
    * incident of its own. Never two open incidents of one person from this path.
    */
   raisePanic(p: NewPanic, idem?: PanicKey): Promise<PanicResult>;
+  /** Panic incidents whose SOS texts are still pending (crash repair), oldest first. */
+  pendingPanicTexts(limit: number): Promise<Incident[]>;
+  /** CAS panicTexts pending → done. */
+  markPanicTexted(incidentId: string): Promise<boolean>;
   /**
    * CAS up to `limit` live timers in the warning window (domain/warning.ts) → `warnedAt` stamped,
    * each warned once per deadline, with their inbox entry (`warning:<timerId>:<n>`) where the store can.

@@ -28,6 +28,8 @@ export interface SweepSettings {
   graceMs?: number;
   /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
   warnings?: { run(): Promise<number> };
+  /** crash repair of panic SOS texts left pending (app/panic.ts); never throws */
+  panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
 }
 
 export interface SweepReport {
@@ -39,6 +41,8 @@ export interface SweepReport {
   allClears?: number;
   /** timers whose person was warned that the deadline is near (absent: none) */
   warned?: number;
+  /** panic incidents whose pending texts this sweep completed (absent: none) */
+  panicsRepaired?: number;
   escalated: number;
   failed: number;
   lostLease: boolean;
@@ -134,6 +138,7 @@ export class Sweeper {
         report.repaired > 0 ||
         (report.allClears ?? 0) > 0 ||
         (report.warned ?? 0) > 0 ||
+        (report.panicsRepaired ?? 0) > 0 ||
         report.failed > 0 ||
         report.lostLease ||
         report.outcome !== 'swept';
@@ -197,6 +202,15 @@ export class Sweeper {
         this.metrics.loopErrors.inc({ loop: 'sweep' });
         this.log.error({ err, incident: incident.id }, 'all-clear repair failed; left pending for the next tick');
       }
+    }
+
+    // 1b'. repair: panic SOS texts left pending by a request that died half-way
+    if (this.settings.panics) {
+      const n = await this.settings.panics.repair(batchSize, (err, incident) => {
+        this.metrics.loopErrors.inc({ loop: 'sweep' });
+        this.log.error({ err, incident }, 'panic texts repair failed; left pending for the next tick');
+      });
+      if (n > 0) report.panicsRepaired = n;
     }
 
     // 1c. the nudge before the SOS

@@ -42,6 +42,13 @@ export function safetyCases(ctx: ContractContext): void {
       expect(r.incident).toMatchObject({ id, userId, status: 'active', sources: ['panic'], displayName: 'Ann', locationName: 'Pier 39' });
       expect(r.incident.location).toEqual({ lat: 37.8, lng: -122.4 });
       expect(await store.getIncident(id)).toEqual(r.incident);
+      // invariant 4: the incident is the outbox of its texts until they are queued
+      expect(r.incident.panicTexts).toBe('pending');
+      expect((await store.pendingPanicTexts(100)).map((i) => i.id)).toContain(id);
+      expect(await store.markPanicTexted(id)).toBe(true);
+      expect(await store.markPanicTexted(id)).toBe(false);
+      expect((await store.pendingPanicTexts(100)).map((i) => i.id)).not.toContain(id);
+      expect((await store.getIncident(id))?.panicTexts).toBe('done');
       const again = await store.raisePanic({ incidentId: randomUUID(), userId });
       expect(again).toMatchObject({ kind: 'attached', sourceAdded: false, incident: { id } });
       expect(await openOf(store, userId)).toHaveLength(1);
@@ -57,6 +64,9 @@ export function safetyCases(ctx: ContractContext): void {
         if (r.kind !== 'created' || !r.timer) throw new Error('no timer taken over');
         expect(r.timer).toMatchObject({ id: t.id, status: 'expired', escalation: 'pending' });
         expect(r.incident).toMatchObject({ timerId: t.id, sources: ['panic'], locationName: 'Blue Bottle', location: { lat: 1, lng: 2 } });
+        // the timer's pending escalation is the outbox here
+        expect(r.incident.panicTexts).toBeUndefined();
+        expect(await store.pendingEscalations(100)).toEqual([r.timer]);
         expect(await store.claimDueTimers(100, 1)).toEqual([]);
         expect(await store.openIncident(r.timer, 1, randomUUID())).toEqual({ incident: r.incident, created: false });
         expect(await store.resolveTimer(t.id, t.userId, 'safe')).toBeNull();

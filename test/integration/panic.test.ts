@@ -43,6 +43,7 @@ describe('POST /v1/sos', () => {
       expect(inc).toMatchObject({ userId: 'ann-panic', status: 'active', source: 'panic', sources: ['panic'], locationName: 'Pier 39' });
       expect(inc.timerId).toBeUndefined();
       expect(await deliveriesOf(inc.id)).toHaveLength(2);
+      expect((await v.vigil.store.getIncident(inc.id))?.panicTexts).toBe('done');
       await eventually(
         async () => me.named('sos.triggered').some((p) => (p.incident as { id: string }).id === inc.id),
         'sos.triggered at the owner',
@@ -120,6 +121,29 @@ describe('POST /v1/sos', () => {
           ),
       'incident.updated with the panic source',
     );
+  });
+
+  it('invariant 4: a press whose request died after the write is completed by the sweep (texts, sos.triggered)', async () => {
+    const hu = v.token('hu-panic', { name: 'Hu' });
+    await contacts(hu, 2);
+    const me = await connect(v.url, hu);
+    try {
+      // the store write of a press, and nothing after it (the process died there)
+      const r = await v.vigil.store.raisePanic({ incidentId: 'inc_crashed_panic', userId: 'hu-panic', displayName: 'Hu' });
+      expect(r.kind).toBe('created');
+      expect(await deliveriesOf('inc_crashed_panic')).toHaveLength(0);
+      const report = await v.vigil.sweeper.sweep();
+      expect(report.panicsRepaired).toBe(1);
+      expect(await deliveriesOf('inc_crashed_panic')).toHaveLength(2);
+      expect((await v.vigil.store.getIncident('inc_crashed_panic'))?.panicTexts).toBe('done');
+      await eventually(
+        async () => me.named('sos.triggered').some((p) => (p.incident as { id: string }).id === 'inc_crashed_panic'),
+        'sos.triggered',
+      );
+      expect((await v.vigil.sweeper.sweep()).panicsRepaired).toBeUndefined();
+    } finally {
+      me.close();
+    }
   });
 
   it('two presses at once → one incident', async () => {

@@ -49,6 +49,7 @@ export function toIncident(d: IncidentDoc): Incident {
     displayName: d.displayName,
     fence: d.fence,
     allClear: d.allClear,
+    panicTexts: d.panicTexts,
     sources: d.sources && d.sources.length > 0 ? [...d.sources] : undefined,
   });
 }

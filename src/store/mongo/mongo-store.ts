@@ -203,6 +203,8 @@ export class MongoStore implements Store {
 
   // ── safety (./safety.ts) ─────────────────────────────────────────────────────
   readonly raisePanic = this.op('raisePanic', safety.raisePanic);
+  readonly pendingPanicTexts = this.op('pendingPanicTexts', safety.pendingPanicTexts);
+  readonly markPanicTexted = this.op('markPanicTexted', safety.markPanicTexted);
   readonly claimWarnings = this.op('claimWarnings', safety.claimWarnings);
   readonly addNotification = this.op('addNotification', safety.addNotification);
   readonly listNotifications = this.op('listNotifications', safety.listNotifications);

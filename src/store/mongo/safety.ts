@@ -5,7 +5,7 @@
  * one open panic incident per person (`openUser`, sparse, unset when the incident closes).
  */
 import { Conflict } from '../../domain/errors.js';
-import { OPEN_INCIDENT, panicSlot } from '../../domain/incident.js';
+import { OPEN_INCIDENT, panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification } from '../../domain/notification.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE } from '../../domain/timer.js';
@@ -122,12 +122,35 @@ function incidentDoc(p: NewPanic, now: Date, timer: TimerDoc | null): IncidentDo
     fence: 0,
     sources: ['panic'],
     openUser: p.userId,
+    // a timer's own escalation (pending) is the outbox when there is one
+    ...(timer ? {} : { panicTexts: 'pending' as const }),
     ...defined({
       locationName: own ? p.locationName : timer?.locationName,
       location: own ? p.location : timer?.location,
       displayName: p.displayName ?? timer?.displayName,
     }),
   };
+}
+
+export async function pendingPanicTexts(ctx: Ctx, limit: number): Promise<Incident[]> {
+  if (noneWanted(limit)) return [];
+  const docs = await ctx.m.incidents
+    .find({ panicTexts: 'pending' })
+    .sort({ createdAt: 1, _id: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .readConcern('majority')
+    .lean<IncidentDoc[]>()
+    .exec();
+  return docs.map(toIncident);
+}
+
+export async function markPanicTexted(ctx: Ctx, incidentId: string): Promise<boolean> {
+  const d = await casOne(ctx, ctx.m.incidents, {
+    filter: { _id: incidentId, panicTexts: 'pending' },
+    update: (op) => ({ $set: { panicTexts: 'done', lastOp: op }, $currentDate: { updatedAt: true } }),
+  });
+  return d !== null;
 }
 
 /**

@@ -156,6 +156,7 @@ function incidentSchema(): Schema<IncidentDoc> {
       allClear: { type: String, enum: ['pending', 'done'] },
       sources: { type: [{ type: String, enum: INCIDENT_SOURCES }], default: undefined },
       openUser: String,
+      panicTexts: { type: String, enum: ['pending', 'done'] },
       sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
     },
@@ -173,6 +174,8 @@ function incidentSchema(): Schema<IncidentDoc> {
   // the panic SOS: a person's open incident (and keys of panic requests), one open panic incident per person
   s.index({ userId: 1, status: 1 }, { name: 'user_status' });
   s.index({ openUser: 1 }, { name: 'one_open_panic_per_user', unique: true, sparse: true });
+  // crash repair: panic incidents whose texts are not created yet (absent on every other incident)
+  s.index({ panicTexts: 1, createdAt: 1 }, { name: 'panic_texts_pending', sparse: true });
   return s;
 }
 

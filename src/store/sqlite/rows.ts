@@ -47,6 +47,7 @@ export interface IncidentRow {
   all_clear: AllClearState | null;
   /** JSON array of sources; NULL: a timer alone */
   sources: string | null;
+  panic_texts: 'pending' | 'done' | null;
 }
 
 export interface DeliveryRow {
@@ -122,6 +123,7 @@ export function toIncident(r: IncidentRow): Incident {
     displayName: opt(r.display_name),
     fence: r.fence,
     allClear: opt(r.all_clear),
+    panicTexts: opt(r.panic_texts),
     sources: r.sources === null ? undefined : (JSON.parse(r.sources) as IncidentSource[]),
   });
 }

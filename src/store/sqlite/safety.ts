@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { panicSlot } from '../../domain/incident.js';
+import { panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification, type NotificationKind } from '../../domain/notification.js';
 import type { WarningWindow } from '../../domain/warning.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
@@ -105,11 +105,21 @@ export class SqliteSafety {
       lat: (own ? p.location?.lat : timer?.lat) ?? null,
       lng: (own ? p.location?.lng : timer?.lng) ?? null,
       displayName: p.displayName ?? timer?.display_name ?? null,
+      // a timer's own escalation (pending) is the outbox when there is one
+      panicTexts: timer ? null : 'pending',
     }) as IncidentRow | undefined;
   }
 
   private incidentRow(id: string): IncidentRow {
     return this.st.incidentById.get(id) as IncidentRow;
+  }
+
+  pendingPanicTexts(limit: number): Incident[] {
+    return (this.st.incidentsPanicTextsPending.all(limit) as IncidentRow[]).map(toIncident);
+  }
+
+  markPanicTexted(incidentId: string): boolean {
+    return this.st.incidentPanicTexted.run(incidentId).changes === 1;
   }
 
   /** The warning stamps and their inbox entries in one transaction. */

@@ -472,6 +472,14 @@ export class SqliteStore implements Store {
     return this.safety.raisePanic(p, idem);
   }
 
+  async pendingPanicTexts(limit: number): Promise<Incident[]> {
+    return this.safety.pendingPanicTexts(limit);
+  }
+
+  async markPanicTexted(incidentId: string): Promise<boolean> {
+    return this.safety.markPanicTexted(incidentId);
+  }
+
   async claimWarnings(limit: number, window: WarningWindow): Promise<Warned[]> {
     return this.safety.claimWarnings(limit, window);
   }

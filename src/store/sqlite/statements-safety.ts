@@ -26,9 +26,12 @@ export const SAFETY_SQL = Object.freeze({
   // a live timer of a person whose incident is already open: ended and linked to it, nothing left to escalate
   timerLinkToIncident: `UPDATE timers SET status = 'expired', escalation = 'done', incident_id = @incidentId, resolved_at = @now, updated_at = store_now()
     WHERE id = @id AND status IN ('active','extended') RETURNING *`,
-  panicIncidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence, sources)
-    VALUES (@id, @timerId, @userId, 'active', @now, @now, store_now(), @locationName, @lat, @lng, @displayName, 0, '["panic"]')
+  panicIncidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence, sources, panic_texts)
+    VALUES (@id, @timerId, @userId, 'active', @now, @now, store_now(), @locationName, @lat, @lng, @displayName, 0, '["panic"]', @panicTexts)
     ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
+
+  incidentsPanicTextsPending: "SELECT * FROM incidents WHERE panic_texts = 'pending' ORDER BY created_at LIMIT ?",
+  incidentPanicTexted: "UPDATE incidents SET panic_texts = 'done', updated_at = store_now() WHERE id = ? AND panic_texts = 'pending'",
 
   // ── warnings (domain/warning.ts: inWarningWindow) ─────────────────────────
   timersClaimWarning: `UPDATE timers SET warned_at = @now, updated_at = store_now()

@@ -2,6 +2,9 @@
 
 -- JSON array of what raised the incident ('timer', 'panic'), first the one that opened it; NULL: a timer alone
 ALTER TABLE incidents ADD COLUMN sources TEXT;
+-- a panic incident of its own is its texts' outbox: 'pending' until the SOS deliveries exist, repaired by the sweep
+ALTER TABLE incidents ADD COLUMN panic_texts TEXT CHECK (panic_texts IN ('pending','done'));
+CREATE INDEX incidents_panic_texts_pending ON incidents (panic_texts, created_at) WHERE panic_texts = 'pending';
 CREATE INDEX incidents_user_open ON incidents (user_id) WHERE status IN ('active','acknowledged');
 
 -- when the person was warned that the deadline is near; an extension clears it
