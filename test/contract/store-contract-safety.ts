@@ -216,6 +216,45 @@ export function safetyCases(ctx: ContractContext): void {
 
   describe('races', () => {
     itRaces(
+      'two sweepers claim warnings at once → each timer warned exactly once, one inbox entry each (20 rounds × 20 timers)',
+      async () => {
+        const store = ctx.store();
+        const peer = await ctx.peer();
+        let mineWon = 0;
+        let theirsWon = 0;
+        for (let round = 0; round < 20; round++) {
+          const timers = await Promise.all(Array.from({ length: 20 }, () => arm(store, { startOffsetMs: -600_000, expiresInMs: 60_000 })));
+          const claimAll = async (claim: () => Promise<string[]>) => {
+            const ids: string[] = [];
+            for (let i = 0; i < 20; i++) {
+              const got = await claim();
+              ids.push(...got);
+              if (got.length === 0) break;
+            }
+            return ids;
+          };
+          const [mine, theirs] = await peer.race(
+            () => claimAll(async () => (await store.claimWarnings(3, W)).map((w) => w.timer.id)),
+            'claimWarnings',
+            { limit: 20, beforeMs: W.beforeMs },
+          );
+          const all = [...mine, ...theirs];
+          expect(new Set(all).size, `round ${round}: a timer warned twice`).toBe(all.length);
+          expect(new Set(all)).toEqual(new Set(timers.map((t) => t.id)));
+          for (const t of timers) expect(await store.listNotifications(t.userId)).toHaveLength(1);
+          mineWon += mine.length;
+          theirsWon += theirs.length;
+        }
+        console.log(`[${ctx.name}] warning claims at once, 400 timers: this side warned ${mineWon}, the peer ${theirsWon}`);
+        if (peer.ownThread) {
+          expect(mineWon).toBeGreaterThan(0);
+          expect(theirsWon).toBeGreaterThan(0);
+        }
+      },
+      120_000,
+    );
+
+    itRaces(
       'panic vs the sweep of the same person’s due timer → exactly one open incident (60 trials)',
       async () => {
         const store = ctx.store();
