@@ -38,6 +38,8 @@ export const EnvSchema = z.object({
   SWEEP_BATCH_SIZE: int(100, 1),
   SWEEP_CONCURRENCY: int(16, 1),
   ESCALATION_MAX_ATTEMPTS: int(5, 1),
+  WARNING_BEFORE_SECONDS: int(120),
+  GRACE_SECONDS: int(0),
   LOCK_NAME: z.string().min(1).default('vigil:sweep'),
   LOCK_TTL_MS: int(10000, 100),
   DELIVERY_MAX_ATTEMPTS: int(6, 1),
@@ -128,6 +130,8 @@ export interface Config {
   sweep: { cron: string; wakeUps: boolean; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
   /** failed escalations of one timer before it is dead-lettered */
   escalationMaxAttempts: number;
+  /** the nudge before the SOS (0 = off) and the wait after the deadline before it (ms) */
+  warning: { beforeMs: number; graceMs: number };
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
   shutdownTimeoutMs: number;
   bodyLimit: string;
@@ -325,6 +329,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       lockTtlMs: e.LOCK_TTL_MS,
     },
     escalationMaxAttempts: e.ESCALATION_MAX_ATTEMPTS,
+    warning: { beforeMs: e.WARNING_BEFORE_SECONDS * 1000, graceMs: e.GRACE_SECONDS * 1000 },
     delivery: {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       baseMs: e.DELIVERY_BACKOFF_BASE_MS,

@@ -9,6 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
 import { LocationService } from './app/location.js';
+import { newId } from './app/ids.js';
+import { NotificationService } from './app/notifications.js';
+import { PanicService } from './app/panic.js';
+import { contactsTextedNotification } from './domain/notification.js';
+import { Warner } from './worker/warner.js';
 import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -260,12 +265,15 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     let onDeadline: (at: Date) => void = () => undefined;
     const timerEvents = reportingDeadlines(events, (at) => onDeadline(at));
     const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
-    const incidents = new IncidentService(store, realtime.publisher, metrics);
+    const notifications = new NotificationService(store, realtime.publisher);
+    const incidents = new IncidentService(store, realtime.publisher, metrics, notifications);
+    const panic = new PanicService(store, realtime.publisher, metrics, smsBudget, tracing);
     const expressApp = createApp({
       store,
       timers,
       incidents,
       location,
+      safety: { panic, notifications },
       metrics,
       log,
       tracing,
@@ -320,6 +328,9 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       // better-sqlite3 is synchronous: concurrent groups would only run back to back in one turn of the event loop
       concurrency: config.mongodbUri ? config.sweep.concurrency : 1,
       maxEscalationAttempts: config.escalationMaxAttempts,
+      graceMs: config.warning.graceMs,
+      panics: panic,
+      warnings: new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize }),
     });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
       maxInFlight: config.delivery.maxInFlight,
@@ -327,6 +338,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
       pacing: chosen.pacing,
+      onSosSent: (d) => notifications.record(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
     });
     const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake);

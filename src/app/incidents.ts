@@ -6,6 +6,9 @@ import type { Metrics } from '../metrics.js';
 import { incidentEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
 import { nextCursor, type ChangePosition } from './cursor.js';
+import { acknowledgedNotification } from '../domain/notification.js';
+import { newId } from './ids.js';
+import type { NotificationService } from './notifications.js';
 
 export interface IncidentWithDeliveries {
   incident: Incident;
@@ -17,6 +20,8 @@ export class IncidentService {
     private readonly store: Store,
     private readonly events: EventPublisher,
     private readonly metrics: Metrics,
+    /** the person's inbox: "a moderator acknowledged" */
+    private readonly notifications?: NotificationService,
   ) {}
 
   /** Incidents with their deliveries; `cursor` works as in TimerService.list. */
@@ -67,6 +72,7 @@ export class IncidentService {
       const moved = await this.store.transitionIncident(id, d.from, d.to, by);
       if (moved) {
         this.events.publish(incidentEvent(moved));
+        if (moved.status === 'acknowledged') await this.notifications?.record(acknowledgedNotification(moved, newId('ntf')));
         return moved;
       }
       // someone else moved it between our read and our CAS: decide again on the new state

@@ -12,6 +12,21 @@ export const OPEN_INCIDENT: readonly IncidentStatus[] = ['active', 'acknowledged
  */
 export type AllClearState = 'pending' | 'done';
 
+/** What raised an incident: a timer that ran out, or the person's panic button. */
+export const INCIDENT_SOURCES = ['timer', 'panic'] as const;
+export type IncidentSource = (typeof INCIDENT_SOURCES)[number];
+
+/** The sources of an incident, first the one that opened it; absent in the record means a timer alone. */
+/**
+ * A panic incident with no timer behind it still fills the unique `timerId` slot, with this
+ * prefix and its own id; the wire view leaves `timerId` out for it.
+ */
+export const PANIC_SLOT = 'panic:';
+export const panicSlot = (incidentId: string): string => `${PANIC_SLOT}${incidentId}`;
+export const hasTimer = (i: Pick<Incident, 'timerId'>): boolean => !i.timerId.startsWith(PANIC_SLOT);
+
+export const incidentSources = (i: Pick<Incident, 'sources'>): IncidentSource[] => i.sources ?? ['timer'];
+
 export interface Incident {
   id: string;
   timerId: string;
@@ -34,6 +49,13 @@ export interface Incident {
   /** fence of the sweep that opened it */
   fence: number;
   allClear?: AllClearState;
+  /** what raised it, first the one that opened it; absent: a timer alone (see `incidentSources`) */
+  sources?: IncidentSource[];
+  /**
+   * A panic incident with no timer behind it is the outbox of its SOS texts: `pending` from
+   * the write that opens it until its deliveries exist (the sweep completes it after a crash).
+   */
+  panicTexts?: 'pending' | 'done';
 }
 
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';

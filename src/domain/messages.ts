@@ -13,7 +13,7 @@ export const MAX_SMS_CHARS = 459;
  * Shorten to at most `n` UTF-16 units (what an SMS segment counts), cutting between
  * code points (never half an emoji) and marking the cut with GSM-7 dots.
  */
-const clip = (s: string, n: number): string => {
+export const clip = (s: string, n: number): string => {
   if (s.length <= n) return s;
   let out = '';
   for (const ch of s) {

@@ -54,6 +54,8 @@ export interface Timer {
   /** W3C traceparent of the request that armed it: the escalation continues that trace */
   traceparent?: string;
   meeting?: Meeting;
+  /** when the person was warned that this deadline is near (cleared by an extension) */
+  warnedAt?: Date;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

@@ -20,6 +20,9 @@ import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
 import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { timerRoutes } from './routes/timers.js';
+import { notificationRoutes, sosRoutes } from './routes/safety.js';
+import type { NotificationService } from '../app/notifications.js';
+import type { PanicService } from '../app/panic.js';
 
 export interface AppDeps {
   store: Store;
@@ -27,6 +30,8 @@ export interface AppDeps {
   incidents: IncidentService;
   /** live location routes; absent in tests that do not need them */
   location?: LocationService;
+  /** the panic button and the inbox (absent: those routes are not mounted) */
+  safety?: { panic: PanicService; notifications: NotificationService };
   metrics: Metrics;
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
@@ -161,6 +166,8 @@ export function createApp(d: AppDeps): Express {
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
   if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
+  if (d.safety)
+    api.use('/sos', markBase, sosRoutes(d.safety.panic)).use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   app.use('/v1', api);
 

@@ -25,6 +25,8 @@ import {
   TimerList,
   Trail,
   TwilioStatusCallback,
+  Notification,
+  NotificationList,
 } from './schemas.js';
 import {
   ArmBody,
@@ -36,6 +38,9 @@ import {
   IdempotencyKey,
   IdParam,
   IncidentQuery,
+  NotificationQuery,
+  SosBody,
+  SosIdempotencyKey,
   TimerQuery,
 } from './validation.js';
 
@@ -174,8 +179,72 @@ const incidentCommand = (id: string, summary: string, description: string): Oper
   },
 });
 
+/** The panic button and the inbox. */
+function safetyPaths(): Record<string, PathItem> {
+  const replayed = { 'Idempotent-Replayed': { schema: { type: 'string', const: 'true' } } };
+  const sosAnswer = (description: string, headers: Json = {}) =>
+    ok(description, obj({ incident: ref('schemas', 'Incident'), attached: { type: 'boolean' } }), { ...requestId, ...headers });
+  return {
+    '/v1/sos': {
+      post: {
+        tags: ['sos'],
+        operationId: 'raiseSos',
+        summary: 'Panic button: raise an SOS now',
+        description:
+          'Opens an incident at once (`source: "panic"`) and texts the emergency contacts, as a timer SOS does. If the caller ' +
+          'already has an open incident, the press attaches to it (200, `attached: true`, `panic` added to its `sources`, no second ' +
+          'texts). A live timer of the caller ends with the press (expired, linked to the incident) so it can never raise a second SOS. ' +
+          'With `Idempotency-Key`, a repeat answers the same incident (200, `Idempotent-Replayed: true`); the key with another body answers 422.',
+        parameters: [ref('parameters', 'SosIdempotencyKey')],
+        requestBody: { required: false, content: json(ref('schemas', 'SosInput')) },
+        responses: {
+          '201': sosAnswer('Raised: a new incident'),
+          '200': sosAnswer('Attached to the open incident, or replayed', replayed),
+          ...errors(...userErrors, '409', '422'),
+        },
+      },
+    },
+    '/v1/me/notifications': {
+      get: {
+        tags: ['notifications'],
+        operationId: 'listNotifications',
+        summary: "The caller's inbox, newest first",
+        description: 'What happened while the app was away: warnings, contacts texted, a moderator acknowledged. Paged with `cursor`.',
+        parameters: queryParameters(NotificationQuery),
+        responses: { '200': ok('Notifications', ref('schemas', 'NotificationList'), requestId), ...errors(...userErrors) },
+      },
+    },
+    '/v1/me/notifications/read-all': {
+      post: {
+        tags: ['notifications'],
+        operationId: 'readAllNotifications',
+        summary: 'Mark every unread notification as read',
+        requestBody: noBody,
+        responses: {
+          '200': ok('How many changed', obj({ read: { type: 'integer', minimum: 0 } }), requestId),
+          ...errors(...userErrors),
+        },
+      },
+    },
+    '/v1/me/notifications/{id}/read': {
+      post: {
+        tags: ['notifications'],
+        operationId: 'readNotification',
+        summary: 'Mark one notification as read (idempotent)',
+        parameters: [ref('parameters', 'NotificationId')],
+        requestBody: noBody,
+        responses: {
+          '200': ok('The notification', obj({ notification: ref('schemas', 'Notification') }), requestId),
+          ...errors(...userErrors, '404'),
+        },
+      },
+    },
+  };
+}
+
 function paths(): Record<string, PathItem> {
   return {
+    ...safetyPaths(),
     '/v1/timers': {
       post: {
         tags: ['timers'],
@@ -517,6 +586,9 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['Delivery', Delivery],
     ['FailedEscalation', FailedEscalation],
     ['FailedEscalationList', FailedEscalationList],
+    ['Notification', Notification],
+    ['NotificationList', NotificationList],
+    ['SosInput', SosBody],
     ['Contact', Contact],
     ['Fix', Fix],
     ['FixInput', FixBody],
@@ -554,6 +626,8 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
     tags: [
       { name: 'timers', description: "A person's own timers" },
       { name: 'contacts', description: 'Emergency contacts' },
+      { name: 'sos', description: 'The panic button' },
+      { name: 'notifications', description: "A person's inbox" },
       { name: 'admin', description: 'Moderators (`role: "admin"`)' },
       { name: 'carriers', description: 'Callbacks from SMS carriers' },
       { name: 'ops', description: 'Health, metrics, this document, the console page' },
@@ -577,6 +651,8 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         IncidentId: parameter('id', 'path', true, z.toJSONSchema(IdParam, generate)),
         IdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(IdempotencyKey, generate)),
         CommandIdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(CommandIdempotencyKey, generate)),
+        SosIdempotencyKey: parameter('Idempotency-Key', 'header', false, z.toJSONSchema(SosIdempotencyKey, generate)),
+        NotificationId: parameter('id', 'path', true, z.toJSONSchema(IdParam, generate)),
       },
       responses: {
         BadRequest: errorResponse(
@@ -584,7 +660,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         ),
         Unauthorized: errorResponse('Missing, invalid or expired bearer token'),
         Forbidden: errorResponse('Moderators only'),
-        NotFound: errorResponse('No such timer or incident for this caller'),
+        NotFound: errorResponse('No such timer, incident or notification for this caller'),
         Conflict: errorResponse('The command does not apply in the current state; `details.status` says which state'),
         IdempotencyMismatch: errorResponse(
           '`idempotency_key_reused`: the Idempotency-Key was used with a different request (body, command or timer)',

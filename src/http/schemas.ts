@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { E164 } from '../domain/contact.js';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
-import { INCIDENT_STATUSES } from '../domain/incident.js';
+import { INCIDENT_SOURCES, INCIDENT_STATUSES } from '../domain/incident.js';
+import { NOTIFICATION_KINDS } from '../domain/notification.js';
 import { ESCALATION_STATES, TIMER_STATUSES } from '../domain/timer.js';
 
 const at = (description: string) => z.iso.datetime().meta({ description });
@@ -65,7 +66,7 @@ export const TimerList = z.object({
 
 export const Incident = z.object({
   id: z.string(),
-  timerId: z.string(),
+  timerId: z.string().meta({ description: 'the timer behind it; absent for a panic SOS raised without a live timer' }).optional(),
   userId: z.string(),
   status: z.enum(INCIDENT_STATUSES),
   deadline: at('the deadline that passed'),
@@ -85,6 +86,8 @@ export const Incident = z.object({
     .enum(['pending', 'done'])
     .meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' })
     .optional(),
+  source: z.enum(INCIDENT_SOURCES).meta({ description: 'what opened it: a timer that ran out, or the panic button' }),
+  sources: z.array(z.enum(INCIDENT_SOURCES)).meta({ description: 'everything that raised it, first the one that opened it' }),
 });
 
 const DELIVERY_KINDS = ['sos', 'all_clear', 'moved'] as const satisfies readonly DeliveryKind[];
@@ -145,4 +148,21 @@ export const ErrorBody = z.object({
     message: z.string(),
     details: z.record(z.string(), z.unknown()).optional(),
   }),
+});
+
+export const Notification = z.object({
+  id: z.string(),
+  kind: z.enum(NOTIFICATION_KINDS),
+  title: z.string(),
+  body: z.string(),
+  timerId: z.string().optional(),
+  incidentId: z.string().optional(),
+  createdAt: at('when it was recorded'),
+  readAt: at('when the person marked it read').optional(),
+});
+
+export const NotificationList = z.object({
+  notifications: z.array(Notification),
+  more: z.boolean().meta({ description: 'older ones remain: read again with `cursor`' }),
+  cursor: z.string().meta({ description: 'opaque; pass it back as `cursor` for the next, older page (present when `more`)' }).optional(),
 });

@@ -96,3 +96,29 @@ export const CommandIdempotencyKey = IdempotencyKey.meta({
     'the timer as it is now with `Idempotent-Replayed: true`. A key already used for another request answers 422.',
 });
 export const IdParam = z.string().min(1).max(200);
+
+// ── safety: panic SOS, inbox ────────────────────────────────────────────────
+export const SosBody = z.strictObject({
+  location: GeoPoint.optional(),
+  locationName: text(120).optional(),
+  note: text(280).optional().meta({ description: 'a short line from the person, added (shortened) to the SOS text' }),
+});
+export const SosIdempotencyKey = IdempotencyKey.meta({
+  description:
+    'Makes the SOS safe to retry: the same key with the same body answers the same incident (`Idempotent-Replayed: true`); ' +
+    'with another body it answers 422.',
+});
+const cursorParam = z
+  .string()
+  .min(1)
+  .max(200)
+  // base64url of `[createdAtMs, id]`: always starts `Wz` (`[`)
+  .regex(/^Wz[\w-]+$/, 'a cursor from an earlier answer')
+  .meta({ examples: ['WzE3NjcyMjU2MDAwMDAsIm50Zl9leGFtcGxlIl0'] })
+  .optional()
+  .meta({ description: 'the `cursor` of the previous page (opaque): the next, older page' });
+export const NotificationQuery = z.strictObject({
+  unread: z.enum(['true', 'false']).optional().meta({ description: '`true`: only the unread ones' }),
+  cursor: cursorParam,
+  limit,
+});

@@ -3,7 +3,9 @@
  * payload carries a stable `eventId`, the same each time the same fact is published (a
  * repaired escalation may publish twice), so clients dedupe.
  */
-import { deliveryView, incidentView, timerView } from '../wire/views.js';
+import { deliveryView, incidentView, notificationView, timerView } from '../wire/views.js';
+import { incidentSources } from '../domain/incident.js';
+import type { Notification } from '../domain/notification.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import type { StoredFix } from '../domain/location.js';
@@ -20,10 +22,12 @@ export const EVENT_NAMES = [
   'incident.updated',
   'delivery.updated',
   'location.updated',
+  'timer.warning',
+  'notification.created',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
-export type TimerEventName = Extract<EventName, `timer.${string}`>;
+export type TimerEventName = Exclude<Extract<EventName, `timer.${string}`>, 'timer.warning'>;
 
 export interface VigilEvent {
   name: EventName;
@@ -80,4 +84,27 @@ export function locationEvent(f: StoredFix, incidentId?: string): VigilEvent {
     toAdmins: incidentId !== undefined,
     payload: { eventId, timerId: f.timerId, ...(incidentId === undefined ? {} : { incidentId }), fix: fixView(f) },
   };
+}
+/** The deadline is near (one per deadline: an extension makes a new one); to the person only. */
+export function warningEvent(t: Timer): VigilEvent {
+  const eventId = `timer.warning:${t.id}:${t.extensions}`;
+  return { name: 'timer.warning', eventId, userId: t.userId, toAdmins: false, payload: { eventId, timer: timerView(t) } };
+}
+
+/** A new entry in the person's inbox; to the person only. */
+export function notificationEvent(n: Notification): VigilEvent {
+  const eventId = `notification.created:${n.id}`;
+  return {
+    name: 'notification.created',
+    eventId,
+    userId: n.userId,
+    toAdmins: false,
+    payload: { eventId, notification: notificationView(n) },
+  };
+}
+
+/** A panic attached to an open incident: moderators see the new source. */
+export function incidentSourcesEvent(i: Incident): VigilEvent {
+  const eventId = `incident.updated:${i.id}:sources:${incidentSources(i).join('+')}`;
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
 }

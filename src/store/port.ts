@@ -12,6 +12,7 @@ import type { BatchStore, DeliveryOutcome } from './port-batch.js';
 import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome };
+import type { SafetyStore } from './port-safety.js';
 
 export interface NewTimer {
   id: string;
@@ -83,7 +84,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */
@@ -120,8 +121,11 @@ export interface Store extends BatchStore, LocationStore {
   ): Promise<KeyedCommandResult>;
   /** resolveTimer under an Idempotency-Key, as extendTimerKeyed. */
   resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult>;
-  /** CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`. */
-  claimDueTimers(limit: number, fence: number): Promise<Timer[]>;
+  /**
+   * CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`.
+   * Due: the deadline plus `graceMs` (default 0) has passed.
+   */
+  claimDueTimers(limit: number, fence: number, graceMs?: number): Promise<Timer[]>;
   /** Expired timers whose escalation is still pending (crash repair), oldest deadline first. */
   pendingEscalations(limit: number): Promise<Timer[]>;
   /** CAS escalation pending → done, recording the incident. */

@@ -1,6 +1,7 @@
 /** The wire shape of timers, incidents and deliveries, shared by the REST answers and the events. */
 import type { Delivery } from '../domain/delivery.js';
-import type { Incident } from '../domain/incident.js';
+import { hasTimer, incidentSources, type Incident } from '../domain/incident.js';
+import type { Notification } from '../domain/notification.js';
 import type { Timer } from '../domain/timer.js';
 import { meetingView } from './location.js';
 
@@ -27,7 +28,8 @@ export function timerView(t: Timer) {
 export function incidentView(i: Incident) {
   return {
     id: i.id,
-    timerId: i.timerId,
+    // a panic incident with no timer behind it has none to show
+    timerId: hasTimer(i) ? i.timerId : undefined,
     userId: i.userId,
     status: i.status,
     deadline: iso(i.deadline),
@@ -42,6 +44,21 @@ export function incidentView(i: Incident) {
     displayName: i.displayName,
     allClear: i.allClear,
     meeting: meetingView(i.meeting),
+    source: incidentSources(i)[0],
+    sources: incidentSources(i),
+  };
+}
+
+export function notificationView(n: Notification) {
+  return {
+    id: n.id,
+    kind: n.kind,
+    title: n.title,
+    body: n.body,
+    timerId: n.timerId,
+    incidentId: n.incidentId,
+    createdAt: iso(n.createdAt),
+    readAt: iso(n.readAt),
   };
 }
 

@@ -47,6 +47,8 @@ export interface DispatchSettings {
   tracing?: Tracing;
   /** the carrier's send rate, when limited: claims stay within what can start in half a lease */
   pacing?: Pacing;
+  /** after an SOS text is recorded as sent (the person's inbox: "your contacts were texted") */
+  onSosSent?: (d: Delivery) => Promise<unknown>;
 }
 
 export class Dispatcher {
@@ -238,11 +240,19 @@ export class Dispatcher {
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));
       if (recorded.kind === 'sos' && recorded.status === 'pending') await this.endAfterFalseAlarm(recorded);
+      if (recorded.kind === 'sos' && recorded.status === 'sent') await this.sosSent(recorded);
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
       this.metrics.loopErrors.inc({ loop: 'dispatch' });
       this.log.error({ err, delivery: d.key }, 'delivery attempt could not be recorded');
     }
+  }
+
+  /** Tells the person their contacts were texted (keyed per incident: the first sent SOS records it). */
+  private async sosSent(d: Delivery): Promise<void> {
+    await this.settings
+      .onSosSent?.(d)
+      .catch((err: unknown) => this.log.warn({ err, delivery: d.key }, 'could not record the notification'));
   }
 
   /**

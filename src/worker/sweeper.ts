@@ -28,6 +28,12 @@ export interface SweepSettings {
   groupSize?: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
+  /** the wait after a deadline before the SOS (ms, default 0) */
+  graceMs?: number;
+  /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
+  warnings?: { run(): Promise<number> };
+  /** crash repair of panic SOS texts left pending (app/panic.ts); never throws */
+  panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
 }
 
 export interface SweepReport {
@@ -37,6 +43,10 @@ export interface SweepReport {
   repaired: number;
   /** false alarms whose pending all-clear this sweep completed (absent: none) */
   allClears?: number;
+  /** timers whose person was warned that the deadline is near (absent: none) */
+  warned?: number;
+  /** panic incidents whose pending texts this sweep completed (absent: none) */
+  panicsRepaired?: number;
   escalated: number;
   failed: number;
   lostLease: boolean;
@@ -131,6 +141,8 @@ export class Sweeper {
         report.claimed > 0 ||
         report.repaired > 0 ||
         (report.allClears ?? 0) > 0 ||
+        (report.warned ?? 0) > 0 ||
+        (report.panicsRepaired ?? 0) > 0 ||
         report.failed > 0 ||
         report.lostLease ||
         report.outcome !== 'swept';
@@ -196,14 +208,39 @@ export class Sweeper {
       }
     }
 
+    // 1b'. repair: panic SOS texts left pending by a request that died half-way
+    if (this.settings.panics) {
+      const n = await this.settings.panics.repair(batchSize, (err, incident) => {
+        this.metrics.loopErrors.inc({ loop: 'sweep' });
+        this.log.error({ err, incident }, 'panic texts repair failed; left pending for the next tick');
+      });
+      if (n > 0) report.panicsRepaired = n;
+    }
+
+    // 1c. the nudge before the SOS
+    await this.warn(lost, report);
+
     // 2. claim due timers, batch after batch, while the lease holds
     for (;;) {
       await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
       if (this.stopping || lost?.aborted) return;
-      const batch = await this.store.claimDueTimers(batchSize, report.fence);
+      const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
       report.claimed += batch.length;
       await this.escalateAll(batch, report);
       if (batch.length < batchSize) return;
+    }
+  }
+
+  /** Warnings never stop the sweep: a failure is logged and counted, the SOS path goes on. */
+  private async warn(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
+    const { warnings } = this.settings;
+    if (!warnings || this.stopping || lost?.aborted) return;
+    try {
+      const n = await warnings.run();
+      if (n > 0) report.warned = n;
+    } catch (err) {
+      this.metrics.loopErrors.inc({ loop: 'sweep' });
+      this.log.error({ err }, 'warning claim failed; the next tick retries');
     }
   }
 

@@ -207,6 +207,26 @@ describe.skipIf(!hasChromium)(
       await page.close();
     });
 
+    it('shows the source of an incident: a panic SOS live on its card; a second press keeps one card', async () => {
+      const page = await newPage();
+      await signIn(page, modToken());
+      const pia = token('pia-panic', { name: 'Pia Panic' });
+      const r = await api(pia, 'POST', '/v1/sos', { locationName: 'Harbour steps', location: { lat: 51.5, lng: -0.12 } });
+      expect(r.status).toBe(201);
+      const c = card(page, 'active', 'Pia Panic');
+      await expect.poll(() => c.locator('.card__source').textContent()).toBe('Panic button');
+      expect(await c.locator('.card__source').getAttribute('data-source')).toBe('panic');
+      expect(await c.textContent()).toContain('Harbour steps');
+      // the same person presses again: one card, the source unchanged
+      expect((await api(pia, 'POST', '/v1/sos', {})).status).toBe(200);
+      expect(await page.locator('#lane-active li.card', { hasText: 'Pia Panic' }).count()).toBe(1);
+      // leave the board empty for the cases after this one
+      const id = String(at(r.body, 'incident', 'id'));
+      expect((await api(modToken(), 'POST', `/v1/admin/incidents/${id}/resolve`)).status).toBe(200);
+      await expect.poll(() => page.locator('#lane-active li.card', { hasText: 'Pia Panic' }).count()).toBe(0);
+      await page.close();
+    });
+
     it('shows a new SOS live on two consoles; acknowledging in one updates the API and the other', async () => {
       const a = await newPage();
       const b = await newPage();

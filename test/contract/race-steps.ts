@@ -75,6 +75,12 @@ export const raceSteps = {
     ),
   checkIns,
   sweep,
+  /** the panic button for `userId` with a fresh incident id; answers the result's kind */
+  panic: async (store: Store, a: { userId: string }): Promise<string> =>
+    (await store.raisePanic({ incidentId: randomUUID(), userId: a.userId })).kind,
+  /** one warning claim; answers the ids of the timers it warned */
+  claimWarnings: async (store: Store, a: { limit: number; beforeMs: number }): Promise<string[]> =>
+    (await store.claimWarnings(a.limit, { beforeMs: a.beforeMs, graceMs: 0 })).map((w) => w.timer.id),
 };
 
 export type Steps = typeof raceSteps;

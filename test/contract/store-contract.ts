@@ -22,6 +22,7 @@ import { incidentCases } from './store-contract-incidents.js';
 import { locationCases } from './store-contract-location.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
+import { safetyCases } from './store-contract-safety.js';
 import { timerCases } from './store-contract-timers.js';
 import { traceCases } from './store-contract-trace.js';
 
@@ -89,6 +90,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     traceCases(ctx);
     batchCases(ctx);
     locationCases(ctx);
+    safetyCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

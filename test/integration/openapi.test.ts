@@ -413,6 +413,19 @@ async function target(path: string): Promise<{ url: string; token: string; stric
     return { url: concrete(path), token: adminToken, strict2xx: !path.includes('{') || path.includes('/users/') };
   const token = freshUser();
   if (!path.includes('{id}')) return { url: path, token, strict2xx: true };
+  if (path.startsWith('/v1/me/notifications/')) {
+    // a notification of this fresh user, so a valid request succeeds
+    const id = `ntf_openapi_probe_${probeUsers}`;
+    await vigil?.store.addNotification({
+      id,
+      userId: `openapi-probe-user-${probeUsers}`,
+      key: id,
+      kind: 'timer_warning',
+      title: 't',
+      body: 'b',
+    });
+    return { url: path.replace('{id}', id), token, strict2xx: true };
+  }
   const minSeconds = vigil?.config.limits.minSeconds ?? 0;
   const armed = await request(vigil?.url ?? '')
     .post('/v1/timers')

@@ -2,7 +2,9 @@
 import { serverNow } from './clock.js';
 import { clockTime, duration, el, mapUrl } from './format.js';
 import { TrailView } from './trail.js';
-import type { Delivery, DeliveryStatus, Fix, Incident } from './types.js';
+import type { Delivery, DeliveryStatus, Fix, Incident, IncidentSource } from './types.js';
+
+const SOURCE_LABEL: Record<IncidentSource, string> = { timer: 'Timer ran out', panic: 'Panic button' };
 
 export interface CardActions {
   ack(id: string): void;
@@ -41,6 +43,7 @@ export class Card {
   private readonly ackLine = el('p', 'card__acked muted');
   private readonly contacts = el('ul', 'deliveries');
   private readonly error = el('p', 'error');
+  private readonly source = el('dd', 'card__source');
   readonly ackBtn = el('button', 'btn btn--primary');
   readonly resolveBtn = el('button', 'btn');
   private readonly timersBtn = el('button', 'btn btn--quiet');
@@ -60,7 +63,16 @@ export class Card {
     const overdue = el('p', 'card__overdue');
     overdue.append(this.ago, ' ', this.at);
     const facts = el('dl', 'card__facts');
-    facts.append(el('dt', undefined, 'Place'), this.place, el('dt', undefined, 'Last seen'), this.map, this.meetingTerm, this.meeting);
+    facts.append(
+      el('dt', undefined, 'Raised by'),
+      this.source,
+      el('dt', undefined, 'Place'),
+      this.place,
+      el('dt', undefined, 'Last seen'),
+      this.map,
+      this.meetingTerm,
+      this.meeting,
+    );
     this.trail = new TrailView(`incident-${incident.id}-trail`);
     this.error.setAttribute('role', 'alert');
 
@@ -102,7 +114,11 @@ export class Card {
     this.badge.className = `badge badge--${i.status}`;
     this.badge.textContent = acked ? 'Acknowledged' : i.status === 'active' ? 'Active SOS' : i.status;
 
-    this.at.textContent = `(deadline ${clockTime(i.deadline)})`;
+    const sources = i.sources ?? [i.source ?? 'timer'];
+    this.source.dataset.source = sources[0] ?? 'timer';
+    this.source.textContent = sources.map((s) => SOURCE_LABEL[s]).join(' + ');
+    this.root.classList.toggle('card--panic', sources.includes('panic'));
+    this.at.textContent = sources[0] === 'panic' ? `(raised ${clockTime(i.deadline)})` : `(deadline ${clockTime(i.deadline)})`;
     this.place.textContent = i.locationName ?? 'No place given';
     this.place.classList.toggle('muted', !i.locationName);
     if (i.location) {

@@ -37,7 +37,13 @@ export interface Incident {
   location?: GeoPoint;
   displayName?: string;
   meeting?: Meeting;
+  /** what opened it (absent from a server before the panic button) */
+  source?: IncidentSource;
+  /** everything that raised it, first the one that opened it */
+  sources?: IncidentSource[];
 }
+
+export type IncidentSource = 'timer' | 'panic';
 
 export interface Delivery {
   key: string;

@@ -30,6 +30,7 @@ export function toTimer(d: TimerDoc): Timer {
     escalationError: d.escalationError,
     traceparent: d.traceparent,
     meeting: meeting(d.meeting),
+    warnedAt: d.warnedAt,
   });
 }
 
@@ -52,6 +53,8 @@ export function toIncident(d: IncidentDoc): Incident {
     fence: d.fence,
     allClear: d.allClear,
     meeting: meeting(d.meeting),
+    panicTexts: d.panicTexts,
+    sources: d.sources && d.sources.length > 0 ? [...d.sources] : undefined,
   });
 }
 

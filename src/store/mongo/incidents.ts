@@ -1,5 +1,5 @@
 /** Incident queries of the MongoDB store. */
-import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import { OPEN_INCIDENT, type Incident, type IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
 import type { ChangedSince } from '../port.js';
@@ -82,7 +82,12 @@ export async function transitionIncident(
   const d = await casOne(ctx, ctx.m.incidents, {
     filter: { _id: id, status: { $in: [...from] } },
     // updatedAt from the server as it applies the write (see ./timers.ts)
-    update: (op) => ({ $set: { status: to, lastOp: op, ...stamp, ...owed }, $currentDate: { updatedAt: true } }),
+    update: (op) => ({
+      $set: { status: to, lastOp: op, ...stamp, ...owed },
+      $currentDate: { updatedAt: true },
+      // a closed incident frees the person's slot for a panic incident (./safety.ts)
+      ...(OPEN_INCIDENT.includes(to) ? {} : { $unset: { openUser: 1 } }),
+    }),
   });
   return d ? toIncident(d) : null;
 }

@@ -15,6 +15,7 @@ import { isUnreachable, redactUri } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import * as location from './location.js';
+import * as safety from './safety.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import type { Ctx, WriteConcern } from './writes.js';
@@ -213,6 +214,15 @@ export class MongoStore implements Store {
   readonly addFixes = this.op('addFixes', location.addFixes);
   readonly listFixes = this.op('listFixes', location.listFixes);
   readonly lastFix = this.op('lastFix', location.lastFix);
+  // ── safety (./safety.ts) ─────────────────────────────────────────────────────
+  readonly raisePanic = this.op('raisePanic', safety.raisePanic);
+  readonly pendingPanicTexts = this.op('pendingPanicTexts', safety.pendingPanicTexts);
+  readonly markPanicTexted = this.op('markPanicTexted', safety.markPanicTexted);
+  readonly claimWarnings = this.op('claimWarnings', safety.claimWarnings);
+  readonly addNotification = this.op('addNotification', safety.addNotification);
+  readonly listNotifications = this.op('listNotifications', safety.listNotifications);
+  readonly markNotificationRead = this.op('markNotificationRead', safety.markNotificationRead);
+  readonly markAllNotificationsRead = this.op('markAllNotificationsRead', safety.markAllNotificationsRead);
 
   // ── plumbing ────────────────────────────────────────────────────────────────
 
@@ -233,6 +243,7 @@ export class MongoStore implements Store {
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
     await Promise.all([
+      m.notifications.createIndexes(),
       m.timers.createIndexes(),
       m.incidents.createIndexes(),
       m.deliveries.createIndexes(),

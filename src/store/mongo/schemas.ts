@@ -11,7 +11,8 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Contact } from '../../domain/contact.js';
 import { DELIVERY_STATUSES, type Delivery } from '../../domain/delivery.js';
-import { INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
+import { INCIDENT_SOURCES, INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
+import { NOTIFICATION_KINDS, type Notification } from '../../domain/notification.js';
 import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Meeting, type Timer } from '../../domain/timer.js';
 import { fixSchema, type FixDoc } from './location-schema.js';
 
@@ -44,6 +45,10 @@ export interface CommandKey {
 /** An incident as stored: the domain record with `_id` for `id`. */
 export type IncidentDoc = Omit<Incident, 'id'> & {
   _id: string;
+  /** = userId while a panic incident is open, absent otherwise: unique → one open panic incident per person */
+  openUser?: string;
+  /** Idempotency-Keys of the panic requests answered with this incident */
+  sosKeys?: CommandKey[];
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
 };
@@ -68,7 +73,11 @@ export interface ContactsDoc {
   lastOp?: string;
 }
 
+/** A notification as stored: the domain record with `_id` for `id`. */
+export type NotificationDoc = Omit<Notification, 'id'> & { _id: string };
+
 export interface Models {
+  notifications: Model<NotificationDoc>;
   timers: Model<TimerDoc>;
   incidents: Model<IncidentDoc>;
   deliveries: Model<DeliveryDoc>;
@@ -79,6 +88,9 @@ export interface Models {
 // No buffering (fail fast instead of queueing while disconnected), no automatic index
 // builds (MongoStore.connect builds them and reports failures), our own updatedAt.
 const OPTIONS = { versionKey: false, timestamps: false, bufferCommands: false, autoIndex: false, autoCreate: false, strict: true } as const;
+
+const commandKey = () =>
+  new Schema<CommandKey>({ key: { type: String, required: true }, fingerprint: { type: String, required: true } }, { _id: false });
 
 const point = () => new Schema<GeoPoint>({ lat: { type: Number, required: true }, lng: { type: Number, required: true } }, { _id: false });
 const meeting = () => new Schema<Meeting>({ withUserId: String, name: String, phone: String }, { _id: false });
@@ -104,15 +116,11 @@ function timerSchema(): Schema<TimerDoc> {
       escalationError: String,
       traceparent: String,
       meeting: { type: meeting(), required: false },
+      warnedAt: Date,
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
-      cmdKeys: {
-        type: [
-          new Schema<CommandKey>({ key: { type: String, required: true }, fingerprint: { type: String, required: true } }, { _id: false }),
-        ],
-        default: undefined,
-      },
+      cmdKeys: { type: [commandKey()], default: undefined },
       claimToken: String,
       lastOp: String,
     },
@@ -151,6 +159,10 @@ function incidentSchema(): Schema<IncidentDoc> {
       fence: { type: Number, required: true },
       allClear: { type: String, enum: ['pending', 'done'] },
       meeting: { type: meeting(), required: false },
+      sources: { type: [{ type: String, enum: INCIDENT_SOURCES }], default: undefined },
+      openUser: String,
+      panicTexts: { type: String, enum: ['pending', 'done'] },
+      sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
     },
     { ...OPTIONS, collection: 'incidents' },
@@ -164,6 +176,11 @@ function incidentSchema(): Schema<IncidentDoc> {
   s.index({ updatedAt: 1 }, { name: 'updated' });
   // crash repair: false alarms whose all-clear did not finish (absent on every other incident)
   s.index({ allClear: 1, updatedAt: 1 }, { name: 'all_clear_pending', sparse: true });
+  // the panic SOS: a person's open incident (and keys of panic requests), one open panic incident per person
+  s.index({ userId: 1, status: 1 }, { name: 'user_status' });
+  s.index({ openUser: 1 }, { name: 'one_open_panic_per_user', unique: true, sparse: true });
+  // crash repair: panic incidents whose texts are not created yet (absent on every other incident)
+  s.index({ panicTexts: 1, createdAt: 1 }, { name: 'panic_texts_pending', sparse: true });
   return s;
 }
 
@@ -220,9 +237,33 @@ function contactsSchema(): Schema<ContactsDoc> {
   );
 }
 
+function notificationSchema(): Schema<NotificationDoc> {
+  const s = new Schema<NotificationDoc>(
+    {
+      _id: { type: String, required: true },
+      userId: { type: String, required: true },
+      key: { type: String, required: true },
+      kind: { type: String, enum: NOTIFICATION_KINDS, required: true },
+      title: { type: String, required: true },
+      body: { type: String, required: true },
+      timerId: String,
+      incidentId: String,
+      createdAt: { type: Date, required: true },
+      readAt: Date,
+    },
+    { ...OPTIONS, collection: 'notifications' },
+  );
+  // one notification per fact and person
+  s.index({ userId: 1, key: 1 }, { name: 'one_per_fact', unique: true });
+  // the inbox, newest first
+  s.index({ userId: 1, createdAt: -1, _id: -1 }, { name: 'inbox' });
+  return s;
+}
+
 /** The models, bound to one connection (never to the global mongoose singleton). */
 export function makeModels(conn: Connection): Models {
   return {
+    notifications: conn.model<NotificationDoc>('Notification', notificationSchema()),
     timers: conn.model<TimerDoc>('Timer', timerSchema()),
     incidents: conn.model<IncidentDoc>('Incident', incidentSchema()),
     deliveries: conn.model<DeliveryDoc>('Delivery', deliverySchema()),

@@ -153,6 +153,8 @@ async function extendDoc(
       update: (op) => ({
         $set: { expiresAt: next.expiresAt, status: 'extended', extensions: next.extensions, lastOp: op },
         $currentDate: { updatedAt: true },
+        // a new deadline may warn again
+        $unset: { warnedAt: 1 },
         ...(key ? { $push: { cmdKeys: key } } : {}),
       }),
     });
@@ -237,11 +239,11 @@ async function priorUse(ctx: Ctx, userId: string, idem: IdempotencyClaim): Promi
  * Batched claim (./claim.ts): live and due → expired, escalation pending. A claim whose
  * commit was unconfirmed is found by pendingEscalations once it commits.
  */
-export async function claimDueTimers(ctx: Ctx, limit: number, fence: number): Promise<Timer[]> {
+export async function claimDueTimers(ctx: Ctx, limit: number, fence: number, graceMs = 0): Promise<Timer[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();
   const mine = await claimBatch(ctx, ctx.m.timers, {
-    due: { status: live, expiresAt: { $lte: now } },
+    due: { status: live, expiresAt: { $lte: new Date(now.getTime() - graceMs) } },
     order: 'expiresAt',
     limit,
     update: {

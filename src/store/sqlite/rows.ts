@@ -1,7 +1,7 @@
 /** Row ↔ domain mapping for the SQLite adapter. Times are epoch milliseconds. */
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
-import type { AllClearState, Incident, IncidentStatus } from '../../domain/incident.js';
+import type { AllClearState, Incident, IncidentSource, IncidentStatus } from '../../domain/incident.js';
 import type { EscalationState, Meeting, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
 
@@ -26,6 +26,7 @@ export interface TimerRow {
   traceparent: string | null;
   /** JSON Meeting */
   meeting: string | null;
+  warned_at: number | null;
 }
 
 export interface IncidentRow {
@@ -47,6 +48,9 @@ export interface IncidentRow {
   fence: number;
   all_clear: AllClearState | null;
   meeting: string | null;
+  /** JSON array of sources; NULL: a timer alone */
+  sources: string | null;
+  panic_texts: 'pending' | 'done' | null;
 }
 
 export interface DeliveryRow {
@@ -102,6 +106,7 @@ export function toTimer(r: TimerRow): Timer {
     escalationError: opt(r.escalation_error),
     traceparent: opt(r.traceparent),
     meeting: meeting(r.meeting),
+    warnedAt: date(r.warned_at),
   });
 }
 
@@ -124,6 +129,8 @@ export function toIncident(r: IncidentRow): Incident {
     fence: r.fence,
     allClear: opt(r.all_clear),
     meeting: meeting(r.meeting),
+    panicTexts: opt(r.panic_texts),
+    sources: r.sources === null ? undefined : (JSON.parse(r.sources) as IncidentSource[]),
   });
 }
 

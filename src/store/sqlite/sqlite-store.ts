@@ -32,6 +32,10 @@ import { SqliteLocation } from './location.js';
 import { migrate } from './migrate.js';
 import { prepareBatch } from './statements-batch.js';
 import { prepareAll, type Statements } from './statements.js';
+import { SqliteSafety } from './safety.js';
+import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
+import type { NewNotification, Notification } from '../../domain/notification.js';
+import type { WarningWindow } from '../../domain/warning.js';
 import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
 
 export interface SqliteOptions {
@@ -62,6 +66,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
   private readonly batch: batch.BatchCtx;
+  private readonly safety: SqliteSafety;
   private readonly clock: () => number;
   private readonly lagMs: number;
   private readonly location: SqliteLocation;
@@ -82,6 +87,7 @@ export class SqliteStore implements Store {
     this.st = prepareAll(this.db);
     this.batch = { db: this.db, st: this.st, bst: prepareBatch(this.db), clock: this.clock };
     this.location = new SqliteLocation(this.db, this.clock);
+    this.safety = new SqliteSafety(this.db, this.clock);
     this.guardOperations();
   }
 
@@ -266,8 +272,9 @@ export class SqliteStore implements Store {
     return Promise.resolve(run.immediate());
   }
 
-  async claimDueTimers(limit: number, fence: number): Promise<Timer[]> {
-    const rows = this.st.timersClaimDue.all({ now: this.clock(), fence, limit }) as TimerRow[];
+  async claimDueTimers(limit: number, fence: number, graceMs = 0): Promise<Timer[]> {
+    const now = this.clock();
+    const rows = this.st.timersClaimDue.all({ now, due: now - graceMs, fence, limit }) as TimerRow[];
     return rows.map(toTimer).sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime());
   }
 
@@ -515,5 +522,39 @@ export class SqliteStore implements Store {
 
   async lastFix(timerId: string): Promise<StoredFix | null> {
     return this.location.lastFix(timerId);
+  }
+
+  // ── safety (./safety.ts) ────────────────────────────────────────────────────
+
+  async raisePanic(p: NewPanic, idem?: PanicKey): Promise<PanicResult> {
+    return this.safety.raisePanic(p, idem);
+  }
+
+  async pendingPanicTexts(limit: number): Promise<Incident[]> {
+    return this.safety.pendingPanicTexts(limit);
+  }
+
+  async markPanicTexted(incidentId: string): Promise<boolean> {
+    return this.safety.markPanicTexted(incidentId);
+  }
+
+  async claimWarnings(limit: number, window: WarningWindow): Promise<Warned[]> {
+    return this.safety.claimWarnings(limit, window);
+  }
+
+  async addNotification(n: NewNotification): Promise<{ notification: Notification; created: boolean }> {
+    return this.safety.addNotification(n);
+  }
+
+  async listNotifications(userId: string, q?: NotificationQuery): Promise<Notification[]> {
+    return this.safety.listNotifications(userId, q);
+  }
+
+  async markNotificationRead(userId: string, id: string): Promise<Notification | null> {
+    return this.safety.markNotificationRead(userId, id);
+  }
+
+  async markAllNotificationsRead(userId: string): Promise<number> {
+    return this.safety.markAllNotificationsRead(userId);
   }
 }

@@ -27,15 +27,17 @@ export const SQL = Object.freeze({
     ORDER BY updated_at ASC, id ASC LIMIT @limit`,
   timersSinceByStatus: `SELECT * FROM timers WHERE user_id = @userId AND status = @status AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
     ORDER BY updated_at ASC, id ASC LIMIT @limit`,
-  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = store_now()
+  // an extension is a new deadline: it may warn again (warned_at cleared)
+  timerExtend: `UPDATE timers SET expires_at = expires_at + @ms, status = 'extended', extensions = extensions + 1, updated_at = store_now(), warned_at = NULL
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') AND expires_at > @now
       AND extensions < @maxExtensions AND (expires_at + @ms - started_at) <= @maxTotalMs
     RETURNING *`,
   timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = store_now()
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') RETURNING *`,
+  // @due: now minus the grace after the deadline
   timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = @fence
-    WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
-      AND status IN ('active','extended') AND expires_at <= @now
+    WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @due ORDER BY expires_at LIMIT @limit)
+      AND status IN ('active','extended') AND expires_at <= @due
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
   timerMarkEscalated:

@@ -1,0 +1,49 @@
+/** /v1/sos (the panic button) and /v1/me/notifications (the person's inbox). */
+import { createHash } from 'node:crypto';
+import { Router } from 'express';
+import type { NotificationService } from '../../app/notifications.js';
+import type { PanicService } from '../../app/panic.js';
+import { incidentView, notificationView } from '../../wire/views.js';
+import { principal } from '../auth.js';
+import { EmptyBody, IdParam, NotificationQuery, parse, SosBody, SosIdempotencyKey } from '../validation.js';
+
+/** The fingerprint is over the parsed, canonical body (as for arming a timer). */
+const fingerprint = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+
+export function sosRoutes(panic: PanicService): Router {
+  const r = Router();
+  r.post('/', async (req, res) => {
+    const p = principal(req);
+    const body = parse(SosBody, req.body, 'request body');
+    const rawKey = req.header('Idempotency-Key');
+    const key = rawKey === undefined ? undefined : parse(SosIdempotencyKey, rawKey, 'Idempotency-Key header');
+    const canonical = { location: body.location ?? null, locationName: body.locationName ?? null, note: body.note ?? null };
+    const { incident, outcome } = await panic.raise(
+      { userId: p.userId, displayName: p.name },
+      body,
+      key ? { key, fingerprint: fingerprint(canonical) } : undefined,
+    );
+    if (outcome === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
+    res.status(outcome === 'created' ? 201 : 200).json({ incident: incidentView(incident), attached: outcome === 'attached' });
+  });
+  return r;
+}
+
+export function notificationRoutes(notifications: NotificationService): Router {
+  const r = Router();
+  r.get('/', async (req, res) => {
+    const q = parse(NotificationQuery, req.query, 'query');
+    const page = await notifications.list(principal(req).userId, { unread: q.unread === 'true', cursor: q.cursor, limit: q.limit });
+    res.json({ notifications: page.items.map(notificationView), more: page.more, ...(page.cursor ? { cursor: page.cursor } : {}) });
+  });
+  r.post('/read-all', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    res.json({ read: await notifications.readAll(principal(req).userId) });
+  });
+  r.post('/:id/read', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const n = await notifications.read(principal(req).userId, parse(IdParam, req.params.id, 'notification id'));
+    res.json({ notification: notificationView(n) });
+  });
+  return r;
+}
