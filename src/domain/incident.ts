@@ -31,6 +31,8 @@ export interface Incident {
   /** fence of the sweep that opened it */
   fence: number;
   allClear?: AllClearState;
+  /** when retention removed its place, coordinates and display name (absent: not yet) */
+  redactedAt?: Date;
 }
 
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';

@@ -8,6 +8,7 @@ import type { Contact } from '../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
 import type { GeoPoint, Timer, TimerStatus } from '../domain/timer.js';
+import type { ModerationStore } from './port-moderation.js';
 
 export interface NewTimer {
   id: string;
@@ -88,7 +89,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store {
+export interface Store extends ModerationStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

@@ -18,6 +18,7 @@ import { deliveryCases } from './store-contract-deliveries.js';
 import { inProcessPeer, type RacePeer } from './race-steps.js';
 import { untilAfter, type ContractContext, type ContractOptions, type StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
+import { moderationCases } from './store-contract-moderation.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { timerCases } from './store-contract-timers.js';
@@ -85,6 +86,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     raceCases(ctx);
     commandCases(ctx);
     traceCases(ctx);
+    moderationCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

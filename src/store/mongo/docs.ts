@@ -48,6 +48,7 @@ export function toIncident(d: IncidentDoc): Incident {
     displayName: d.displayName,
     fence: d.fence,
     allClear: d.allClear,
+    redactedAt: d.redactedAt,
   });
 }
 
@@ -72,6 +73,8 @@ export function toDelivery(d: DeliveryDoc): Delivery {
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
     traceparent: d.traceparent,
+    resends: d.resends !== undefined && d.resends > 0 ? d.resends : undefined,
+    redactedAt: d.redactedAt,
   });
 }
 

@@ -13,6 +13,7 @@ import * as deliveries from './deliveries.js';
 import { isUnreachable, redactUri } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
+import * as moderation from './moderation.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import type { Ctx, WriteConcern } from './writes.js';
@@ -196,6 +197,14 @@ export class MongoStore implements Store {
   readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
   readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);
 
+  // ── moderator actions and retention ─────────────────────────────────────────
+  readonly resendDelivery = this.op('resendDelivery', moderation.resendDelivery);
+  readonly cancelPendingDeliveries = this.op('cancelPendingDeliveries', moderation.cancelPendingDeliveries);
+  readonly addIncidentNote = this.op('addIncidentNote', moderation.addIncidentNote);
+  readonly notesFor = this.op('notesFor', moderation.notesFor);
+  readonly listAudit = this.op('listAudit', moderation.listAudit);
+  readonly redactClosed = this.op('redactClosed', moderation.redactClosed);
+
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
@@ -219,6 +228,7 @@ export class MongoStore implements Store {
   private async buildIndexes(): Promise<void> {
     const { m } = this.ctx;
     await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+    await Promise.all([m.audit.createIndexes(), m.notes.createIndexes()]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

@@ -12,6 +12,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Contact } from '../../domain/contact.js';
 import { DELIVERY_STATUSES, type Delivery } from '../../domain/delivery.js';
 import { INCIDENT_STATUSES, type Incident } from '../../domain/incident.js';
+import { makeModerationModels, type ModerationModels } from './moderation-schemas.js';
 import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Timer } from '../../domain/timer.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
@@ -32,6 +33,8 @@ export type TimerDoc = Omit<Timer, 'id'> & {
   lastOp?: string;
   /** token of the sweep claim that expired it */
   claimToken?: string;
+  /** when retention removed its place, coordinates and display name */
+  redactedAt?: Date;
 };
 
 export interface CommandKey {
@@ -53,6 +56,8 @@ export type DeliveryDoc = Omit<Delivery, 'key'> & {
   _id: string;
   /** token of the dispatcher claim that leased it */
   claimToken?: string;
+  /** the moderator who last resent or cancelled it (the audit line is derived from it) */
+  moderatedBy?: string;
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
 };
@@ -67,7 +72,7 @@ export interface ContactsDoc {
   lastOp?: string;
 }
 
-export interface Models {
+export interface Models extends ModerationModels {
   timers: Model<TimerDoc>;
   incidents: Model<IncidentDoc>;
   deliveries: Model<DeliveryDoc>;
@@ -111,6 +116,7 @@ function timerSchema(): Schema<TimerDoc> {
       },
       claimToken: String,
       lastOp: String,
+      redactedAt: Date,
     },
     { ...OPTIONS, collection: 'timers' },
   );
@@ -147,6 +153,7 @@ function incidentSchema(): Schema<IncidentDoc> {
       fence: { type: Number, required: true },
       allClear: { type: String, enum: ['pending', 'done'] },
       lastOp: String,
+      redactedAt: Date,
     },
     { ...OPTIONS, collection: 'incidents' },
   );
@@ -186,6 +193,9 @@ function deliverySchema(): Schema<DeliveryDoc> {
       traceparent: String,
       claimToken: String,
       lastOp: String,
+      resends: Number,
+      redactedAt: Date,
+      moderatedBy: String,
     },
     { ...OPTIONS, collection: 'deliveries' },
   );
@@ -222,5 +232,6 @@ export function makeModels(conn: Connection): Models {
     incidents: conn.model<IncidentDoc>('Incident', incidentSchema()),
     deliveries: conn.model<DeliveryDoc>('Delivery', deliverySchema()),
     contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
+    ...makeModerationModels(conn),
   };
 }

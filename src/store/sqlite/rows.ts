@@ -44,6 +44,7 @@ export interface IncidentRow {
   display_name: string | null;
   fence: number;
   all_clear: AllClearState | null;
+  redacted_at: number | null;
 }
 
 export interface DeliveryRow {
@@ -66,6 +67,8 @@ export interface DeliveryRow {
   updated_at: number;
   maybe_accepted: number;
   traceparent: string | null;
+  resends: number;
+  redacted_at: number | null;
 }
 
 export interface ContactRow {
@@ -118,6 +121,7 @@ export function toIncident(r: IncidentRow): Incident {
     displayName: opt(r.display_name),
     fence: r.fence,
     allClear: opt(r.all_clear),
+    redactedAt: date(r.redacted_at),
   });
 }
 
@@ -142,6 +146,8 @@ export function toDelivery(r: DeliveryRow): Delivery {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     traceparent: opt(r.traceparent),
+    resends: r.resends > 0 ? r.resends : undefined,
+    redactedAt: date(r.redacted_at),
   });
 }
 

@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import type { AuditEntry, IncidentNote, RetentionCounts } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
 import type {
@@ -24,8 +25,10 @@ import type {
   StateCounts,
   Store,
 } from '../port.js';
+import type { AuditPosition, NewNote } from '../port-moderation.js';
 import { unavailableOr } from './errors.js';
 import { migrate } from './migrate.js';
+import { SqliteModeration } from './moderation.js';
 import { prepareAll, type Statements } from './statements.js';
 import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
 
@@ -49,6 +52,7 @@ const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperat
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly st: Statements;
+  private readonly mod: SqliteModeration;
   private readonly clock: () => number;
   private readonly lagMs: number;
   private closed = false;
@@ -66,6 +70,7 @@ export class SqliteStore implements Store {
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
     this.st = prepareAll(this.db);
+    this.mod = new SqliteModeration(this.db, this.clock);
     this.guardOperations();
   }
 
@@ -440,6 +445,28 @@ export class SqliteStore implements Store {
     const p = this.st.deliveriesOpen.get() as { n: number; oldest: number | null };
     const d = this.st.deliveriesDead.get() as { n: number };
     return p.oldest === null ? { pending: p.n, dead: d.n } : { pending: p.n, oldestDue: new Date(p.oldest), dead: d.n };
+  }
+
+  // ── moderator actions and retention (./moderation.ts) ────────────────────────
+
+  // methods, not fields: guardOperations() puts the prototype's methods behind guard()
+  resendDelivery(key: string, actor: string): Promise<Delivery | null> {
+    return this.mod.resendDelivery(key, actor);
+  }
+  cancelPendingDeliveries(incidentId: string, actor: string): Promise<Delivery[]> {
+    return this.mod.cancelPendingDeliveries(incidentId, actor);
+  }
+  addIncidentNote(note: NewNote): Promise<{ note: IncidentNote; created: boolean }> {
+    return this.mod.addIncidentNote(note);
+  }
+  notesFor(incidentIds: string[]): Promise<IncidentNote[]> {
+    return this.mod.notesFor(incidentIds);
+  }
+  listAudit(page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]> {
+    return this.mod.listAudit(page);
+  }
+  redactClosed(before: Date, limit: number): Promise<RetentionCounts> {
+    return this.mod.redactClosed(before, limit);
   }
 
   // ── contacts ────────────────────────────────────────────────────────────────
