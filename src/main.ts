@@ -8,6 +8,7 @@ import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { IncidentService } from './app/incidents.js';
+import { ModerationService } from './app/moderation.js';
 import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -170,10 +171,12 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     );
     const timers = new TimerService(store, realtime.publisher, limits, metrics, smsBudget, tracing);
     const incidents = new IncidentService(store, realtime.publisher, metrics);
+    const moderation = new ModerationService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
       timers,
       incidents,
+      moderation,
       metrics,
       log,
       tracing,

@@ -75,10 +75,10 @@ export const NOTE_MAX_CHARS = 2000;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const NOTE_UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/u;
 
-/** Why a note text is refused, or `null`. The text is taken as sent (NFC); no rewriting. */
+/** Why a note text is refused, or `null` (length in UTF-16 code units, as JSON Schema counts). The text is kept as sent. */
 export function noteProblem(text: string): string | null {
   if (text.trim().length === 0) return 'a note cannot be empty';
-  if ([...text].length > NOTE_MAX_CHARS) return `a note has at most ${NOTE_MAX_CHARS} characters`;
+  if (text.length > NOTE_MAX_CHARS) return `a note has at most ${NOTE_MAX_CHARS} characters`;
   if (NOTE_UNSAFE.test(text)) return 'a note is plain text: control, bidirectional and zero-width characters are not allowed';
   return null;
 }

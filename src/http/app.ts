@@ -7,6 +7,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { IncidentService } from '../app/incidents.js';
+import type { ModerationService } from '../app/moderation.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
@@ -15,12 +16,15 @@ import { adminOnly, bearer } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
+import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
 
 export interface AppDeps {
   store: Store;
   timers: TimerService;
   incidents: IncidentService;
+  /** moderator actions on texts (resend, cancel, notes, audit); not mounted when absent */
+  moderation?: ModerationService;
   metrics: Metrics;
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
@@ -123,6 +127,7 @@ export function createApp(d: AppDeps): Express {
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
+  if (d.moderation) api.use('/admin', markBase, adminOnly, moderationRoutes(d.moderation, d.incidents));
   app.use('/v1', api);
 
   app.use(notFoundHandler);

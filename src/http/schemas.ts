@@ -7,6 +7,7 @@ import { E164 } from '../domain/contact.js';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
 import { ESCALATION_STATES, TIMER_STATUSES } from '../domain/timer.js';
+import { Note } from './moderation-schemas.js';
 
 const at = (description: string) => z.iso.datetime().meta({ description });
 
@@ -57,6 +58,7 @@ export const Incident = z.object({
     .enum(['pending', 'done'])
     .meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' })
     .optional(),
+  redactedAt: at('when retention removed its place, coordinates and display name').optional(),
 });
 
 const DELIVERY_KINDS = ['sos', 'all_clear'] as const satisfies readonly DeliveryKind[];
@@ -78,9 +80,14 @@ export const Delivery = z.object({
     .optional(),
   nextAttemptAt: at('when the next attempt is due'),
   updatedAt: at('last change'),
+  resends: z.int().min(1).meta({ description: 'how many times a moderator sent it again' }).optional(),
+  redactedAt: at('when retention masked the number and removed the text').optional(),
 });
 
-export const IncidentWithDeliveries = Incident.extend({ deliveries: z.array(Delivery) });
+export const IncidentWithDeliveries = Incident.extend({
+  deliveries: z.array(Delivery),
+  notes: z.array(Note).meta({ description: 'moderator notes, oldest first' }),
+});
 
 export const IncidentList = z.object({
   incidents: z.array(IncidentWithDeliveries),

@@ -3,9 +3,11 @@
  * payload carries a stable `eventId`, the same each time the same fact is published (a
  * repaired escalation may publish twice), so clients dedupe.
  */
+import { noteView } from '../wire/moderation-views.js';
 import { deliveryView, incidentView, timerView } from '../wire/views.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
+import type { IncidentNote } from '../domain/moderation.js';
 import type { Timer } from '../domain/timer.js';
 
 export const EVENT_NAMES = [
@@ -29,6 +31,8 @@ export interface VigilEvent {
   userId: string;
   /** also to moderators (`admins` room) */
   toAdmins: boolean;
+  /** to moderators only, not to the owner (moderator notes) */
+  adminsOnly?: boolean;
   payload: Record<string, unknown>;
 }
 
@@ -54,12 +58,26 @@ export function incidentEvent(i: Incident): VigilEvent {
 }
 
 export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): VigilEvent {
-  const eventId = `delivery.updated:${d.key}:${d.status}:${d.attempts}`;
+  // a resent delivery goes through the same states again: the resend count keeps those facts distinct
+  const eventId = `delivery.updated:${d.key}:${d.status}:${d.attempts}${d.resends ? `:r${d.resends}` : ''}`;
   return {
     name: 'delivery.updated',
     eventId,
     userId: d.userId,
     toAdmins: true,
     payload: { eventId, delivery: deliveryView(d, maskPhone) },
+  };
+}
+
+/** A moderator note: `incident.updated` with the note, to moderators only (the owner does not see notes or who wrote them). */
+export function noteEvent(i: Incident, note: IncidentNote): VigilEvent {
+  const eventId = `incident.updated:${i.id}:note:${note.id}`;
+  return {
+    name: 'incident.updated',
+    eventId,
+    userId: i.userId,
+    toAdmins: true,
+    adminsOnly: true,
+    payload: { eventId, incident: incidentView(i), note: noteView(note) },
   };
 }

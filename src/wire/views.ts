@@ -38,6 +38,7 @@ export function incidentView(i: Incident) {
     location: i.location,
     displayName: i.displayName,
     allClear: i.allClear,
+    redactedAt: iso(i.redactedAt),
   };
 }
 
@@ -62,5 +63,7 @@ export function deliveryView(d: Delivery, maskPhone: (p: string) => string) {
     maybeAccepted: d.maybeAccepted,
     nextAttemptAt: iso(d.nextAttemptAt),
     updatedAt: iso(d.updatedAt),
+    resends: d.resends,
+    redactedAt: iso(d.redactedAt),
   };
 }
