@@ -75,6 +75,9 @@ export const raceSteps = {
     ),
   checkIns,
   sweep,
+  /** a dispatcher's claim; answers the keys it leased */
+  claimDeliveries: async (store: Store, a: { limit: number; leaseMs: number }): Promise<string[]> =>
+    (await store.claimDeliveries(a.limit, a.leaseMs)).map((d) => d.key),
 };
 
 export type Steps = typeof raceSteps;

@@ -1,6 +1,6 @@
 /** Contract cases for moderator actions (resend, cancel, notes, audit) and retention. */
 import { randomUUID } from 'node:crypto';
-import { describe, expect } from 'vitest';
+import { describe, expect, it as vit } from 'vitest';
 import type { Delivery } from '../../src/domain/delivery.js';
 import { CANCELLED_BY_MODERATOR } from '../../src/domain/moderation.js';
 import type { Store } from '../../src/store/port.js';
@@ -37,7 +37,44 @@ async function finishAll(store: Store, status: 'dead' | 'failed' | 'sent'): Prom
 
 export function moderationCases(ctx: ContractContext): void {
   const it = ctx.it;
+  const reason = ctx.opts.racesUnsupported;
+  const itRaces = (title: string, fn: () => Promise<void>, timeoutMs?: number) =>
+    reason ? vit.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : vit(title, fn, timeoutMs);
   describe('moderation', () => {
+    itRaces(
+      'invariant 2: a moderator cancel racing a dispatcher claim — exactly one wins; a claimed delivery is never cancelled (200 trials)',
+      async () => {
+        const [store, peer] = [ctx.store(), await ctx.peer()];
+        let cancelWon = 0;
+        let claimWon = 0;
+        const trials = 200;
+        for (let trial = 0; trial < trials; trial++) {
+          const { incident, added } = await incidentWith(store, 1);
+          const key = added[0]!.key;
+          const [cancelled, claimed] = await peer.race(
+            async () => (await store.cancelPendingDeliveries(incident.id, MOD)).map((d) => d.key),
+            'claimDeliveries',
+            { limit: 10, leaseMs: LEASE },
+          );
+          expect([...cancelled, ...claimed]).toEqual([key]);
+          const now = await store.getDelivery(key);
+          if (claimed.length > 0) {
+            claimWon++;
+            expect(now?.status).toBe('sending');
+          } else {
+            cancelWon++;
+            expect(now).toMatchObject({ status: 'superseded', lastError: CANCELLED_BY_MODERATOR });
+          }
+        }
+        console.log(`[${ctx.name}] cancel vs claim, ${trials} trials: cancel won ${cancelWon}, claim ${claimWon}`);
+        if (peer.ownThread) {
+          expect(cancelWon, 'the cancel never won: nothing was raced').toBeGreaterThan(0);
+          expect(claimWon, 'the claim never won: nothing was raced').toBeGreaterThan(0);
+        }
+      },
+      120_000,
+    );
+
     it('invariant 2: resendDelivery is a CAS from dead or failed only: pending again, attempts reset, one audit line', async () => {
       const store = ctx.store();
       const { added } = await incidentWith(store, 2);
