@@ -34,6 +34,14 @@ export const EnvSchema = z.object({
     .default('* * * * * *')
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
   SWEEP_BATCH_SIZE: int(500, 1),
+  RETENTION_DAYS: int(30, 0),
+  RETENTION_CRON: z
+    .string()
+    .default('0 17 3 * * *')
+    .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
+  RETENTION_BATCH_SIZE: int(500, 1),
+  RETENTION_MAX_BATCHES: int(20, 1),
+  RETENTION_LOCK_NAME: z.string().min(1).default('vigil:retention'),
   SWEEP_CONCURRENCY: int(16, 1),
   ESCALATION_MAX_ATTEMPTS: int(5, 1),
   LOCK_NAME: z.string().min(1).default('vigil:sweep'),
@@ -97,6 +105,8 @@ export interface Config {
   sweep: { cron: string; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
   /** failed escalations of one timer before it is dead-lettered */
   escalationMaxAttempts: number;
+  /** anonymise closed records after `days` (0 = never), daily at `cron`, bounded per run (docs/privacy.md) */
+  retention: { days: number; cron: string; batchSize: number; maxBatches: number; lockName: string };
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
   shutdownTimeoutMs: number;
   bodyLimit: string;
@@ -214,6 +224,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       lockTtlMs: e.LOCK_TTL_MS,
     },
     escalationMaxAttempts: e.ESCALATION_MAX_ATTEMPTS,
+    retention: {
+      days: e.RETENTION_DAYS,
+      cron: e.RETENTION_CRON,
+      batchSize: e.RETENTION_BATCH_SIZE,
+      maxBatches: e.RETENTION_MAX_BATCHES,
+      lockName: e.RETENTION_LOCK_NAME,
+    },
     delivery: {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       baseMs: e.DELIVERY_BACKOFF_BASE_MS,

@@ -36,6 +36,7 @@ import { tracerProviderFor } from './telemetry/provider.js';
 import { createTracing, type Tracing } from './telemetry/tracing.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
+import { RetentionJob } from './worker/retention.js';
 import { Scheduler } from './worker/scheduler.js';
 import { Sweeper } from './worker/sweeper.js';
 
@@ -53,6 +54,8 @@ export interface Vigil {
   sweeper: Sweeper;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
+  /** the daily retention job (tests run it by hand) */
+  retention: RetentionJob;
   /** start the sweep and dispatch ticks; until then nothing sweeps or sends on its own */
   startTicks(): void;
   /** graceful stop; safe to call twice */
@@ -231,7 +234,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
     });
-    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron);
+    const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: config.sweep.lockTtlMs });
+    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, { job: retention, cron: config.retention.cron });
     cleanups.push(() => scheduler.stop());
 
     const port = (http.address() as AddressInfo).port;
@@ -262,7 +266,23 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       ticking = true;
       scheduler.start();
     };
-    return { config, app: expressApp, url, port, store, lock, carrier, metrics, log, sweeper, dispatcher, scheduler, startTicks, stop };
+    return {
+      config,
+      app: expressApp,
+      url,
+      port,
+      store,
+      lock,
+      carrier,
+      metrics,
+      log,
+      sweeper,
+      dispatcher,
+      scheduler,
+      retention,
+      startTicks,
+      stop,
+    };
   } catch (err) {
     await closeAll();
     throw err;

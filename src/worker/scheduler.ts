@@ -1,5 +1,6 @@
 /**
- * The node-cron ticks of a replica: sweep (under the lock) and dispatch (leases).
+ * The node-cron ticks of a replica: sweep (under the lock), dispatch (leases) and the
+ * daily retention job (under its own lock).
  * Ticks never throw; `stop()` stops the ticks and waits for the running sweep, the
  * running dispatch tick and the sends in flight. Safe to call twice. node-cron's
  * `destroy()` does not wait for a running task, so the workers' own stops do.
@@ -8,11 +9,13 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { RetentionJob } from './retention.js';
 import type { Sweeper } from './sweeper.js';
 
 export class Scheduler {
   private tasks: ScheduledTask[] = [];
   private sweeping: Promise<unknown> = Promise.resolve();
+  private retaining: Promise<unknown> = Promise.resolve();
   private stopping: Promise<void> | undefined;
 
   constructor(
@@ -21,6 +24,8 @@ export class Scheduler {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly expression: string,
+    /** the daily retention job and its own cron expression; none when absent */
+    private readonly retention?: { job: RetentionJob; cron: string },
   ) {}
 
   start(): void {
@@ -49,6 +54,15 @@ export class Scheduler {
         { noOverlap: true, name: 'vigil-dispatch' },
       ),
     ];
+    const retention = this.retention;
+    if (retention)
+      this.tasks.push(
+        cron.schedule(
+          retention.cron,
+          guard('retention', () => (this.retaining = retention.job.run())),
+          { noOverlap: true, name: 'vigil-retention' },
+        ),
+      );
   }
 
   stop(): Promise<void> {
@@ -57,6 +71,7 @@ export class Scheduler {
       for (const t of this.tasks) await t.destroy();
       this.tasks = [];
       await this.sweeping.catch(() => undefined);
+      await this.retaining.catch(() => undefined);
       await this.dispatcher.stop();
     })();
     return this.stopping;
