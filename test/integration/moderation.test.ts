@@ -25,7 +25,7 @@ class ScriptedCarrier implements Carrier {
 let v: TestVigil;
 const carrier = new ScriptedCarrier();
 let admin: string;
-let sockets: Recorder[] = [];
+const sockets: Recorder[] = [];
 
 beforeAll(async () => {
   v = await startTestVigil({ DELIVERY_MAX_ATTEMPTS: '1' }, { manualTicks: true, carrier });
