@@ -9,7 +9,7 @@ import { deliveryKey, type Delivery } from '../domain/delivery.js';
 import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
 import type { Incident } from '../domain/incident.js';
 import { maskPhone } from '../domain/messages.js';
-import { noteProblem, resendRefusal, type AuditEntry, type IncidentNote } from '../domain/moderation.js';
+import { alreadyResent, noteProblem, resendRefusal, type AuditEntry, type IncidentNote } from '../domain/moderation.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, noteEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
@@ -32,7 +32,7 @@ export class ModerationService {
       if (!d) throw NotFound('delivery_not_found', `no delivery ${key}`);
       if (d.status === 'pending' || d.status === 'sending') {
         // a repeat of a resend that applied: the store writes its audit line again if it was lost
-        if ((d.resends ?? 0) > 0) await this.store.resendDelivery(key, actor);
+        if (alreadyResent(d)) await this.store.resendDelivery(key, actor);
         return { delivery: (await this.store.getDelivery(key)) ?? d, resent: false };
       }
       const [incident, sos] = await Promise.all([

@@ -61,7 +61,10 @@ export function resendRefusal(d: Delivery, incident: Incident | null, sos: Deliv
   if (d.kind === 'sos' && incident?.status === 'false_alarm')
     return { code: 'incident_false_alarm', message: 'the person checked in (false alarm): their SOS is not sent again' };
   if (d.kind === 'all_clear' && allClearStep(sos) !== 'send')
-    return { code: 'sos_not_sent', message: 'the SOS of this contact never went out, so there is nothing to clear' };
+    return {
+      code: 'sos_not_sent',
+      message: 'the SOS to this contact has not gone out (or its outcome is not known yet): there is nothing to clear',
+    };
   return null;
 }
 
