@@ -100,6 +100,6 @@ export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promi
       counts.timers = r.modifiedCount;
     }
   }
-  // location fixes (live location) are anonymised here too once that collection exists
+  // HOOK(live location): anonymise the location fixes of these closed timers here, once the fixes collection exists
   return counts;
 }

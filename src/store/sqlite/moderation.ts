@@ -123,7 +123,7 @@ export class SqliteModeration implements ModerationStore {
       const notes = this.st.retentionNotes.all(b).length;
       const incidents = this.st.retentionIncidents.all(b).length;
       const timers = this.st.retentionTimers.all(b).length;
-      // location fixes (live location) are anonymised here too once that table exists
+      // HOOK(live location): anonymise the location fixes of these closed timers here, once the fixes table exists
       return { timers, incidents, deliveries, notes };
     });
     return run.immediate();
