@@ -36,6 +36,14 @@ export const EnvSchema = z.object({
   /** on: also wake at the next deadline (docs/performance-notes.md); off: sweep on the cron tick only (an API-only replica: off and a rare cron) */
   SWEEP_WAKE_UPS: z.enum(['on', 'off']).default('on'),
   SWEEP_BATCH_SIZE: int(100, 1),
+  RETENTION_DAYS: int(30, 0),
+  RETENTION_CRON: z
+    .string()
+    .default('0 17 3 * * *')
+    .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
+  RETENTION_BATCH_SIZE: int(500, 1),
+  RETENTION_MAX_BATCHES: int(20, 1),
+  RETENTION_LOCK_NAME: z.string().min(1).default('vigil:retention'),
   SWEEP_CONCURRENCY: int(16, 1),
   ESCALATION_MAX_ATTEMPTS: int(5, 1),
   WARNING_BEFORE_SECONDS: int(120),
@@ -132,6 +140,8 @@ export interface Config {
   escalationMaxAttempts: number;
   /** the nudge before the SOS (0 = off) and the wait after the deadline before it (ms) */
   warning: { beforeMs: number; graceMs: number };
+  /** anonymise closed records after `days` (0 = never), daily at `cron`, bounded per run (docs/privacy.md) */
+  retention: { days: number; cron: string; batchSize: number; maxBatches: number; lockName: string };
   delivery: { maxAttempts: number; baseMs: number; capMs: number; leaseMs: number; maxInFlight: number };
   shutdownTimeoutMs: number;
   bodyLimit: string;
@@ -330,6 +340,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     escalationMaxAttempts: e.ESCALATION_MAX_ATTEMPTS,
     warning: { beforeMs: e.WARNING_BEFORE_SECONDS * 1000, graceMs: e.GRACE_SECONDS * 1000 },
+    retention: {
+      days: e.RETENTION_DAYS,
+      cron: e.RETENTION_CRON,
+      batchSize: e.RETENTION_BATCH_SIZE,
+      maxBatches: e.RETENTION_MAX_BATCHES,
+      lockName: e.RETENTION_LOCK_NAME,
+    },
     delivery: {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       baseMs: e.DELIVERY_BACKOFF_BASE_MS,

@@ -14,6 +14,7 @@ import { NotificationService } from './app/notifications.js';
 import { PanicService } from './app/panic.js';
 import { contactsTextedNotification } from './domain/notification.js';
 import { Warner } from './worker/warner.js';
+import { ModerationService } from './app/moderation.js';
 import { SmsBudget } from './app/sms-budget.js';
 import { TimerService } from './app/timers.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -51,6 +52,7 @@ import { reportingDeadlines } from './worker/deadline-events.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { Escalator } from './worker/escalator.js';
 import { LocationFlusher } from './worker/location-flush.js';
+import { RetentionJob } from './worker/retention.js';
 import { Scheduler } from './worker/scheduler.js';
 import { Sweeper } from './worker/sweeper.js';
 
@@ -70,6 +72,8 @@ export interface Vigil {
   scheduler: Scheduler;
   /** live location (tests flush it by hand) */
   location: LocationService;
+  /** the daily retention job (tests run it by hand) */
+  retention: RetentionJob;
   /** start the sweep and dispatch ticks; until then nothing sweeps or sends on its own */
   startTicks(): void;
   /** graceful stop; safe to call twice */
@@ -268,12 +272,14 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     const notifications = new NotificationService(store, realtime.publisher);
     const incidents = new IncidentService(store, realtime.publisher, metrics, notifications);
     const panic = new PanicService(store, realtime.publisher, metrics, smsBudget, tracing);
+    const moderation = new ModerationService(store, realtime.publisher, metrics);
     const expressApp = createApp({
       store,
       timers,
       incidents,
       location,
       safety: { panic, notifications },
+      moderation,
       metrics,
       log,
       tracing,
@@ -341,7 +347,11 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       onSosSent: (d) => notifications.record(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
     });
     const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
-    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake);
+    const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: config.sweep.lockTtlMs });
+    const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake, {
+      job: retention,
+      cron: config.retention.cron,
+    });
     onDeadline = (at) => scheduler.deadlineAt(at);
     cleanups.push(() => scheduler.stop());
     // stopped before the store closes: its last flush stores what this replica still buffers
@@ -391,6 +401,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       dispatcher,
       scheduler,
       location,
+      retention,
       startTicks,
       stop,
     };

@@ -10,6 +10,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import client from 'prom-client';
+import { RETENTION_KINDS } from './domain/moderation.js';
 
 export interface StoreGauges {
   overdue(): Promise<{ count: number; oldest?: Date }>;
@@ -205,6 +206,24 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       labelNames: ['reason'],
       registers: r,
     }),
+    moderatorActions: new client.Counter({
+      name: 'vigil_moderator_actions_total',
+      help: 'Moderator actions on texts that changed something (resend, cancel: per delivery, note)',
+      labelNames: ['action'],
+      registers: r,
+    }),
+    retentionRecords: new client.Counter({
+      name: 'vigil_retention_records_total',
+      help: 'Records anonymised by the retention job, by kind (timers, incidents, deliveries, notes)',
+      labelNames: ['kind'],
+      registers: r,
+    }),
+    retentionRuns: new client.Counter({
+      name: 'vigil_retention_runs_total',
+      help: 'Retention job runs by outcome (done, more_left, contended, off, failed)',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
     escalationsPending: new client.Gauge({
       name: 'vigil_escalations_pending',
       help: 'Expired timers whose escalation has not completed (store-wide)',
@@ -350,7 +369,9 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       for (const outcome of ['swept', 'contended', 'swept_without_lock', 'failed']) m.sweeps.inc({ outcome }, 0);
       for (const command of ['extend', 'safe', 'cancel', 'false_alarm', 'acknowledge', 'resolve', 'record_attempt'])
         m.casConflicts.inc({ command }, 0);
-      for (const loop of ['sweep', 'dispatch']) m.loopErrors.inc({ loop }, 0);
+      for (const loop of ['sweep', 'dispatch', 'retention']) m.loopErrors.inc({ loop }, 0);
+      for (const kind of RETENTION_KINDS) m.retentionRecords.inc({ kind }, 0);
+      for (const action of ['resend', 'cancel', 'note']) m.moderatorActions.inc({ action }, 0);
     },
     /** Connect the store-derived gauges (after the store is open). */
     observeStore(g: StoreGauges) {

@@ -1,5 +1,6 @@
 /** Moderator use cases: read the board, acknowledge, resolve. */
 import type { Delivery } from '../domain/delivery.js';
+import type { IncidentNote } from '../domain/moderation.js';
 import { Conflict, NotFound } from '../domain/errors.js';
 import { decideIncident, type Incident, type IncidentCommand, type IncidentStatus } from '../domain/incident.js';
 import type { Metrics } from '../metrics.js';
@@ -13,6 +14,8 @@ import type { NotificationService } from './notifications.js';
 export interface IncidentWithDeliveries {
   incident: Incident;
   deliveries: Delivery[];
+  /** moderator notes, oldest first (moderators only) */
+  notes: IncidentNote[];
 }
 
 export class IncidentService {
@@ -41,16 +44,20 @@ export class IncidentService {
   }
 
   private async withDeliveries(incidents: Incident[]): Promise<IncidentWithDeliveries[]> {
-    const deliveries = await this.store.deliveriesFor(incidents.map((i) => i.id));
+    const ids = incidents.map((i) => i.id);
+    const [deliveries, notes] = await Promise.all([this.store.deliveriesFor(ids), this.store.notesFor(ids)]);
     const by = new Map<string, Delivery[]>();
     for (const d of deliveries) by.set(d.incidentId, [...(by.get(d.incidentId) ?? []), d]);
-    return incidents.map((incident) => ({ incident, deliveries: by.get(incident.id) ?? [] }));
+    const notesBy = new Map<string, IncidentNote[]>();
+    for (const n of notes) notesBy.set(n.incidentId, [...(notesBy.get(n.incidentId) ?? []), n]);
+    return incidents.map((incident) => ({ incident, deliveries: by.get(incident.id) ?? [], notes: notesBy.get(incident.id) ?? [] }));
   }
 
   async get(id: string): Promise<IncidentWithDeliveries> {
     const incident = await this.store.getIncident(id);
     if (!incident) throw NotFound('incident_not_found', `no incident ${id}`);
-    return { incident, deliveries: await this.store.deliveriesFor([id]) };
+    const [deliveries, notes] = await Promise.all([this.store.deliveriesFor([id]), this.store.notesFor([id])]);
+    return { incident, deliveries, notes };
   }
 
   acknowledge(id: string, by: string): Promise<Incident> {

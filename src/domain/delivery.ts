@@ -9,6 +9,9 @@
  *    └──┼───────────────┘ └─after "I'm safe", not sent─► superseded
  *       │  retryable, attempts left
  *       └─"I'm safe" before it went out─► superseded
+ *       └─a moderator cancels it (lastError `cancelled_by_moderator`)─► superseded
+ *
+ *   dead | failed ──a moderator resends it (attempts reset)──► pending
  *
  * `superseded` is final: after "I'm safe" an SOS that has not gone out is not sent, and an
  * all-clear whose SOS never reached the contact is not sent either.
@@ -45,6 +48,10 @@ export interface Delivery {
   updatedAt: Date;
   /** W3C traceparent of the escalation (or request) that queued it: each send continues that trace */
   traceparent?: string;
+  /** how many times a moderator sent it again after it was dead or failed (absent: never) */
+  resends?: number;
+  /** when retention masked the number and removed the text (absent: not yet) */
+  redactedAt?: Date;
 }
 
 export const deliveryKey = (incidentId: string, contactId: string, kind: DeliveryKind): string =>

@@ -56,6 +56,8 @@ export interface Incident {
    * the write that opens it until its deliveries exist (the sweep completes it after a crash).
    */
   panicTexts?: 'pending' | 'done';
+  /** when retention removed its place, coordinates and display name (absent: not yet) */
+  redactedAt?: Date;
 }
 
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';

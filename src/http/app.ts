@@ -9,6 +9,7 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { IncidentService } from '../app/incidents.js';
 import type { LocationService } from '../app/location.js';
+import type { ModerationService } from '../app/moderation.js';
 import type { TimerService } from '../app/timers.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
@@ -19,6 +20,7 @@ import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
 import { adminLocationRoutes, locationRoutes } from './routes/location.js';
+import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
 import { notificationRoutes, sosRoutes } from './routes/safety.js';
 import type { NotificationService } from '../app/notifications.js';
@@ -32,6 +34,8 @@ export interface AppDeps {
   location?: LocationService;
   /** the panic button and the inbox (absent: those routes are not mounted) */
   safety?: { panic: PanicService; notifications: NotificationService };
+  /** moderator actions on texts (resend, cancel, notes, audit); not mounted when absent */
+  moderation?: ModerationService;
   metrics: Metrics;
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
@@ -169,6 +173,7 @@ export function createApp(d: AppDeps): Express {
   if (d.safety)
     api.use('/sos', markBase, sosRoutes(d.safety.panic)).use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
+  if (d.moderation) api.use('/admin', markBase, adminOnly, moderationRoutes(d.moderation, d.incidents));
   app.use('/v1', api);
 
   app.use(notFoundHandler);

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import type { TimerLimits } from '../domain/limits.js';
+import { AuditLine, AuditPage, AuditQuery, Note, NoteBody } from './moderation-schemas.js';
 import {
   Contact,
   Delivery,
@@ -467,6 +468,77 @@ function paths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/admin/deliveries/{key}/resend': {
+      post: {
+        tags: ['admin'],
+        operationId: 'resendDelivery',
+        summary: 'Send a dead or failed text again (moderators)',
+        description:
+          'The delivery goes back to `pending`, due now, with its attempts reset, and the dispatcher sends it again; audited ' +
+          '(`delivery.resend`) in the same write and pushed as `delivery.updated`. A delivery already `pending` or `sending` is on ' +
+          'its way: answered as it is, no second audit line. 409: `delivery_not_resendable` (sent, delivered, superseded or ' +
+          'cancelled), `incident_false_alarm` (an SOS after the person checked in), `sos_not_sent` (an all-clear whose SOS never ' +
+          'reached the contact), `delivery_redacted` (anonymised by retention).',
+        parameters: [parameter('key', 'path', true, z.toJSONSchema(IdParam, generate))],
+        requestBody: noBody,
+        responses: {
+          '200': ok('The delivery', obj({ delivery: ref('schemas', 'Delivery') }), requestId),
+          ...errors(...userErrors, '403', '404', '409'),
+        },
+      },
+    },
+    '/v1/admin/incidents/{id}/deliveries/cancel': {
+      post: {
+        tags: ['admin'],
+        operationId: 'cancelPendingDeliveries',
+        summary: "Cancel an incident's pending texts (moderators)",
+        description:
+          'Every `pending` delivery of the incident becomes `superseded` with `lastError: "cancelled_by_moderator"` and is never ' +
+          'sent; one being sent right now (`sending`) is not cancelled. One audit line (`delivery.cancel`) per delivery, in the ' +
+          'same write; each pushed as `delivery.updated`. A repeat cancels nothing more (`cancelled` empty).',
+        parameters: [ref('parameters', 'IncidentId')],
+        requestBody: noBody,
+        responses: {
+          '200': ok(
+            'The incident after the command, and the keys cancelled by this request',
+            obj({ incident: ref('schemas', 'IncidentWithDeliveries'), cancelled: { type: 'array', items: { type: 'string' } } }),
+            requestId,
+          ),
+          ...errors(...userErrors, '403', '404'),
+        },
+      },
+    },
+    '/v1/admin/incidents/{id}/notes': {
+      post: {
+        tags: ['admin'],
+        operationId: 'addIncidentNote',
+        summary: 'Add a note to an incident (moderators)',
+        description:
+          'Audited (`incident.note`) with the note; pushed as `incident.updated` with the note to moderators only (the person does ' +
+          'not see notes). With `Idempotency-Key`, a retry answers the same note (200, `Idempotent-Replayed: true`); the key used ' +
+          'for another text answers 422. An incident anonymised by retention takes no notes (409 `incident_redacted`).',
+        parameters: [ref('parameters', 'IncidentId'), ref('parameters', 'IdempotencyKey')],
+        requestBody: { required: true, content: json(ref('schemas', 'NoteInput')) },
+        responses: {
+          '201': ok('Added', obj({ note: ref('schemas', 'Note') }), requestId),
+          '200': ok('Replayed: this Idempotency-Key already added this note', obj({ note: ref('schemas', 'Note') }), {
+            ...requestId,
+            'Idempotent-Replayed': { schema: { type: 'string', const: 'true' } },
+          }),
+          ...errors(...userErrors, '403', '404', '409', '422'),
+        },
+      },
+    },
+    '/v1/admin/audit': {
+      get: {
+        tags: ['admin'],
+        operationId: 'listAudit',
+        summary: 'What moderators did: resends, cancellations, notes (moderators)',
+        description: 'Newest first, 50 per page unless `limit` says otherwise; pass `cursor` back for the next (older) page.',
+        parameters: queryParameters(AuditQuery),
+        responses: { '200': ok('Audit lines', ref('schemas', 'AuditPage'), requestId), ...errors(...userErrors, '403') },
+      },
+    },
     '/v1/receipts/twilio': {
       post: {
         tags: ['carriers'],
@@ -597,6 +669,10 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
     ['TwilioStatusCallback', TwilioStatusCallback],
+    ['Note', Note],
+    ['NoteInput', NoteBody],
+    ['AuditLine', AuditLine],
+    ['AuditPage', AuditPage],
     ['Error', ErrorBody],
   ];
   const registry = z.registry<{ id: string }>();
@@ -660,8 +736,8 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
         ),
         Unauthorized: errorResponse('Missing, invalid or expired bearer token'),
         Forbidden: errorResponse('Moderators only'),
-        NotFound: errorResponse('No such timer, incident or notification for this caller'),
-        Conflict: errorResponse('The command does not apply in the current state; `details.status` says which state'),
+        NotFound: errorResponse('No such timer, incident, delivery or notification for this caller'),
+        Conflict: errorResponse('The command does not apply in the current state; `details.status` says which state when there is one'),
         IdempotencyMismatch: errorResponse(
           '`idempotency_key_reused`: the Idempotency-Key was used with a different request (body, command or timer)',
         ),

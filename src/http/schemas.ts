@@ -8,6 +8,7 @@ import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
 import { INCIDENT_SOURCES, INCIDENT_STATUSES } from '../domain/incident.js';
 import { NOTIFICATION_KINDS } from '../domain/notification.js';
 import { ESCALATION_STATES, TIMER_STATUSES } from '../domain/timer.js';
+import { Note } from './moderation-schemas.js';
 
 const at = (description: string) => z.iso.datetime().meta({ description });
 
@@ -88,6 +89,7 @@ export const Incident = z.object({
     .optional(),
   source: z.enum(INCIDENT_SOURCES).meta({ description: 'what opened it: a timer that ran out, or the panic button' }),
   sources: z.array(z.enum(INCIDENT_SOURCES)).meta({ description: 'everything that raised it, first the one that opened it' }),
+  redactedAt: at('when retention removed its place, coordinates and display name').optional(),
 });
 
 const DELIVERY_KINDS = ['sos', 'all_clear', 'moved'] as const satisfies readonly DeliveryKind[];
@@ -112,9 +114,14 @@ export const Delivery = z.object({
     .optional(),
   nextAttemptAt: at('when the next attempt is due'),
   updatedAt: at('last change'),
+  resends: z.int().min(1).meta({ description: 'how many times a moderator sent it again' }).optional(),
+  redactedAt: at('when retention masked the number and removed the text').optional(),
 });
 
-export const IncidentWithDeliveries = Incident.extend({ deliveries: z.array(Delivery) });
+export const IncidentWithDeliveries = Incident.extend({
+  deliveries: z.array(Delivery),
+  notes: z.array(Note).meta({ description: 'moderator notes, oldest first' }),
+});
 
 export const IncidentList = z.object({
   incidents: z.array(IncidentWithDeliveries),

@@ -9,6 +9,8 @@ import type { Notification } from '../domain/notification.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import type { StoredFix } from '../domain/location.js';
+import { noteView } from '../wire/moderation-views.js';
+import type { IncidentNote } from '../domain/moderation.js';
 import type { Timer } from '../domain/timer.js';
 import { fixView } from '../wire/location.js';
 
@@ -36,6 +38,8 @@ export interface VigilEvent {
   userId: string;
   /** also to moderators (`admins` room) */
   toAdmins: boolean;
+  /** to moderators only, not to the owner (moderator notes) */
+  adminsOnly?: boolean;
   payload: Record<string, unknown>;
 }
 
@@ -61,7 +65,8 @@ export function incidentEvent(i: Incident): VigilEvent {
 }
 
 export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): VigilEvent {
-  const eventId = `delivery.updated:${d.key}:${d.status}:${d.attempts}`;
+  // a resent delivery goes through the same states again: the resend count keeps those facts distinct
+  const eventId = `delivery.updated:${d.key}:${d.status}:${d.attempts}${d.resends ? `:r${d.resends}` : ''}`;
   return {
     name: 'delivery.updated',
     eventId,
@@ -107,4 +112,16 @@ export function notificationEvent(n: Notification): VigilEvent {
 export function incidentSourcesEvent(i: Incident): VigilEvent {
   const eventId = `incident.updated:${i.id}:sources:${incidentSources(i).join('+')}`;
   return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+}
+/** A moderator note: `incident.updated` with the note, to moderators only (the owner does not see notes or who wrote them). */
+export function noteEvent(i: Incident, note: IncidentNote): VigilEvent {
+  const eventId = `incident.updated:${i.id}:note:${note.id}`;
+  return {
+    name: 'incident.updated',
+    eventId,
+    userId: i.userId,
+    toAdmins: true,
+    adminsOnly: true,
+    payload: { eventId, incident: incidentView(i), note: noteView(note) },
+  };
 }

@@ -92,7 +92,7 @@ export function createRealtime(
   const publisher: EventPublisher = {
     publish(e: VigilEvent) {
       try {
-        const rooms = e.toAdmins ? [userRoom(e.userId), ADMINS] : [userRoom(e.userId)];
+        const rooms = e.adminsOnly ? [ADMINS] : e.toAdmins ? [userRoom(e.userId), ADMINS] : [userRoom(e.userId)];
         // one emit to the union of rooms: a moderator who is also the owner gets it once
         io.to(rooms).emit(e.name, e.payload);
       } catch (err) {

@@ -12,6 +12,7 @@ import type { BatchStore, DeliveryOutcome } from './port-batch.js';
 import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome };
+import type { ModerationStore } from './port-moderation.js';
 import type { SafetyStore } from './port-safety.js';
 
 export interface NewTimer {
@@ -84,7 +85,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

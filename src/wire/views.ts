@@ -46,6 +46,7 @@ export function incidentView(i: Incident) {
     meeting: meetingView(i.meeting),
     source: incidentSources(i)[0],
     sources: incidentSources(i),
+    redactedAt: iso(i.redactedAt),
   };
 }
 
@@ -83,5 +84,7 @@ export function deliveryView(d: Delivery, maskPhone: (p: string) => string) {
     maybeAccepted: d.maybeAccepted,
     nextAttemptAt: iso(d.nextAttemptAt),
     updatedAt: iso(d.updatedAt),
+    resends: d.resends,
+    redactedAt: iso(d.redactedAt),
   };
 }

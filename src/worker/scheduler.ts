@@ -8,6 +8,7 @@
  * nothing is due, then plans the next wake-up). Ticks never throw; `stop()` stops the ticks
  * and the wake-up and waits for the running sweep, the dispatch tick and the sends in flight.
  * Safe to call twice. node-cron's `destroy()` does not wait for a running task, so we do.
+ * A daily retention job runs on its own cron expression, under its own lock.
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
@@ -15,6 +16,7 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Sweeper, SweepReport } from './sweeper.js';
+import type { RetentionJob } from './retention.js';
 import { WakeUp } from './wake-up.js';
 
 export interface WakeSettings {
@@ -29,6 +31,7 @@ const RETRY_FLOOR_MS = 20;
 export class Scheduler {
   private tasks: ScheduledTask[] = [];
   private running: Promise<void> | undefined;
+  private retaining: Promise<unknown> = Promise.resolve();
   private stopping: Promise<void> | undefined;
   private readonly wake: WakeUp | undefined;
   /** wake-ups only once the ticks run (a test or script that sweeps by hand never calls start()) */
@@ -41,6 +44,8 @@ export class Scheduler {
     private readonly log: Logger,
     private readonly expression: string,
     private readonly wakeSettings?: WakeSettings,
+    /** the daily retention job and its own cron expression; none when absent */
+    private readonly retention?: { job: RetentionJob; cron: string },
   ) {
     this.wake = wakeSettings ? new WakeUp(() => void this.sweepNow('wake'), wakeSettings.maxAheadMs) : undefined;
   }
@@ -55,6 +60,14 @@ export class Scheduler {
         name: 'vigil-dispatch',
       }),
     ];
+    const retention = this.retention;
+    if (retention)
+      this.tasks.push(
+        cron.schedule(retention.cron, () => this.guard('retention', () => (this.retaining = retention.job.run())), {
+          noOverlap: true,
+          name: 'vigil-retention',
+        }),
+      );
     // a fresh process sweeps at once (crash repair, deadlines passed while it was down), then follows the deadlines
     this.wake?.atMost(0);
   }
@@ -76,6 +89,7 @@ export class Scheduler {
       for (const t of this.tasks) await t.destroy();
       this.tasks = [];
       await this.running?.catch(() => undefined);
+      await this.retaining.catch(() => undefined);
       await this.dispatcher.stop();
     })();
     return this.stopping;

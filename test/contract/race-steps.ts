@@ -81,6 +81,9 @@ export const raceSteps = {
   /** one warning claim; answers the ids of the timers it warned */
   claimWarnings: async (store: Store, a: { limit: number; beforeMs: number }): Promise<string[]> =>
     (await store.claimWarnings(a.limit, { beforeMs: a.beforeMs, graceMs: 0 })).map((w) => w.timer.id),
+  /** a dispatcher's claim; answers the keys it leased */
+  claimDeliveries: async (store: Store, a: { limit: number; leaseMs: number }): Promise<string[]> =>
+    (await store.claimDeliveries(a.limit, a.leaseMs)).map((d) => d.key),
 };
 
 export type Steps = typeof raceSteps;

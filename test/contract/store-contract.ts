@@ -20,6 +20,7 @@ import { inProcessPeer, type RacePeer } from './race-steps.js';
 import { untilAfter, type ContractContext, type ContractOptions, type StoreFixture } from './store-contract-helpers.js';
 import { incidentCases } from './store-contract-incidents.js';
 import { locationCases } from './store-contract-location.js';
+import { moderationCases } from './store-contract-moderation.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { safetyCases } from './store-contract-safety.js';
@@ -91,6 +92,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     batchCases(ctx);
     locationCases(ctx);
     safetyCases(ctx);
+    moderationCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

@@ -1,6 +1,18 @@
 /** The REST calls the console makes, with the moderator's bearer token. */
 import { syncClock } from './clock.js';
-import { field, isFix, isIncidentWithDeliveries, isTimer, type Fix, type IncidentWithDeliveries, type Timer } from './types.js';
+import {
+  field,
+  isDelivery,
+  isFix,
+  isIncidentWithDeliveries,
+  isNote,
+  isTimer,
+  type Delivery,
+  type Fix,
+  type IncidentWithDeliveries,
+  type Note,
+  type Timer,
+} from './types.js';
 
 export class ApiError extends Error {
   constructor(
@@ -21,7 +33,7 @@ const isList =
 export class Api {
   constructor(private readonly token: string) {}
 
-  private async request(method: 'GET' | 'POST', path: string): Promise<unknown> {
+  private async request(method: 'GET' | 'POST', path: string, body: unknown = {}, headers: Record<string, string> = {}): Promise<unknown> {
     const started = performance.now();
     let res: Response;
     try {
@@ -31,26 +43,28 @@ export class Api {
           Authorization: `Bearer ${this.token}`,
           Accept: 'application/json',
           ...(method === 'POST' ? { 'Content-Type': 'application/json' } : {}),
+          ...headers,
         },
-        body: method === 'POST' ? '{}' : undefined,
+        body: method === 'POST' ? JSON.stringify(body) : undefined,
         cache: 'no-store',
         credentials: 'omit',
       });
     } catch (err) {
       throw new ApiError(0, 'network', `Vigil cannot be reached (${err instanceof Error ? err.message : String(err)}).`);
     }
-    const body: unknown = await res.json().catch(() => undefined);
+    const answer: unknown = await res.json().catch(() => undefined);
     if (!res.ok) {
-      const e = typeof body === 'object' && body !== null ? (body as { error?: { code?: unknown; message?: unknown } }).error : undefined;
+      const e =
+        typeof answer === 'object' && answer !== null ? (answer as { error?: { code?: unknown; message?: unknown } }).error : undefined;
       const code = typeof e?.code === 'string' ? e.code : `http_${res.status}`;
       const message = typeof e?.message === 'string' ? e.message : `HTTP ${res.status}`;
       throw new ApiError(res.status, code, message);
     }
     // list answers carry the store's time (`serverTime`)
     const isStr = (x: unknown): x is string => typeof x === 'string';
-    const serverTime = field(body, 'serverTime', isStr);
+    const serverTime = field(answer, 'serverTime', isStr);
     if (serverTime) syncClock(serverTime, performance.now() - started);
-    return body;
+    return answer;
   }
 
   private async incidents(status: 'active' | 'acknowledged'): Promise<{ incidents: IncidentWithDeliveries[]; readAt: string }> {
@@ -97,6 +111,29 @@ export class Api {
     );
     if (!fixes) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected location trail.');
     return fixes;
+  }
+
+  /** Send a dead or failed text again. */
+  async resend(key: string): Promise<Delivery> {
+    const d = field(await this.request('POST', `/v1/admin/deliveries/${encodeURIComponent(key)}/resend`), 'delivery', isDelivery);
+    if (!d) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected delivery.');
+    return d;
+  }
+
+  /** Cancel the incident's pending texts; answers the incident as it is now. */
+  async cancelPending(id: string): Promise<IncidentWithDeliveries> {
+    const path = `/v1/admin/incidents/${encodeURIComponent(id)}/deliveries/cancel`;
+    const i = field(await this.request('POST', path), 'incident', isIncidentWithDeliveries);
+    if (!i) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected incident.');
+    return i;
+  }
+
+  /** Add a note; `key` makes a retry of the same click add it once. */
+  async addNote(id: string, text: string, key: string): Promise<Note> {
+    const path = `/v1/admin/incidents/${encodeURIComponent(id)}/notes`;
+    const n = field(await this.request('POST', path, { text }, { 'Idempotency-Key': key }), 'note', isNote);
+    if (!n) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected note.');
+    return n;
   }
 
   async timers(userId: string): Promise<Timer[]> {

@@ -4,7 +4,7 @@
  * an event; closed incidents (resolved, false alarm) are final and leave the board.
  */
 import { Card, type CardActions } from './card.js';
-import type { Delivery, Incident, IncidentWithDeliveries } from './types.js';
+import type { Delivery, Incident, IncidentWithDeliveries, Note } from './types.js';
 import { isOpen } from './types.js';
 
 export interface BoardElements {
@@ -25,6 +25,7 @@ export class Board {
   private readonly incidents = new Map<string, Incident>();
   private readonly cards = new Map<string, Card>();
   private readonly deliveries = new Map<string, Map<string, Delivery>>();
+  private readonly notes = new Map<string, Map<string, Note>>();
   /** incidents whose deliveries have been read over REST (events alone miss untried contacts) */
   private readonly loaded = new Set<string>();
   private readonly closed = new Set<string>();
@@ -67,6 +68,7 @@ export class Board {
       card = new Card(i, this.actions);
       this.cards.set(i.id, card);
       card.setDeliveries(this.loaded.has(i.id) ? this.deliveryList(i.id) : undefined);
+      card.setNotes(this.noteList(i.id));
     }
     this.place();
     return cur ? 'updated' : 'new';
@@ -75,12 +77,31 @@ export class Board {
   /** An incident with its deliveries as REST reports them. */
   upsertFull(i: IncidentWithDeliveries): Change {
     if (this.closed.has(i.id)) return 'ignored';
-    const { deliveries, ...incident } = i;
+    const { deliveries, notes, ...incident } = i;
     this.loaded.add(i.id);
     for (const d of deliveries) this.mergeDelivery(d);
+    for (const n of notes ?? []) this.mergeNote(n);
     const change = this.upsert(incident);
     this.cards.get(i.id)?.setDeliveries(this.deliveryList(i.id));
+    this.cards.get(i.id)?.setNotes(this.noteList(i.id));
     return change;
+  }
+
+  /** A note from an event or the answer to adding one (notes never change, so any copy will do). */
+  upsertNote(n: Note): void {
+    if (this.closed.has(n.incidentId)) return;
+    this.mergeNote(n);
+    this.cards.get(n.incidentId)?.setNotes(this.noteList(n.incidentId));
+  }
+
+  private mergeNote(n: Note): void {
+    let byId = this.notes.get(n.incidentId);
+    if (!byId) this.notes.set(n.incidentId, (byId = new Map()));
+    byId.set(n.id, n);
+  }
+
+  private noteList(incidentId: string): Note[] {
+    return [...(this.notes.get(incidentId)?.values() ?? [])];
   }
 
   upsertDelivery(d: Delivery): void {
@@ -112,6 +133,7 @@ export class Board {
     this.closed.clear();
     this.loaded.clear();
     this.deliveries.clear();
+    this.notes.clear();
   }
 
   tick(nowMs: number): void {
@@ -139,6 +161,7 @@ export class Board {
     this.cards.delete(id);
     this.incidents.delete(id);
     this.deliveries.delete(id);
+    this.notes.delete(id);
     this.place();
   }
 

@@ -2,7 +2,7 @@
 import { serverNow } from './clock.js';
 import { clockTime, duration, el, mapUrl } from './format.js';
 import { TrailView } from './trail.js';
-import type { Delivery, DeliveryStatus, Fix, Incident, IncidentSource } from './types.js';
+import type { Delivery, DeliveryStatus, Fix, Incident, IncidentSource, Note } from './types.js';
 
 const SOURCE_LABEL: Record<IncidentSource, string> = { timer: 'Timer ran out', panic: 'Panic button' };
 
@@ -10,7 +10,14 @@ export interface CardActions {
   ack(id: string): void;
   resolve(id: string): void;
   timers(userId: string): void;
+  /** send a dead or failed text again */
+  resend(incidentId: string, key: string): void;
+  /** cancel the incident's pending texts */
+  cancelPending(id: string): void;
+  addNote(id: string, text: string): void;
 }
+
+const CANCELLED_BY_MODERATOR = 'cancelled_by_moderator';
 
 const STATUS_LABEL: Record<DeliveryStatus, string> = {
   pending: 'pending',
@@ -47,6 +54,11 @@ export class Card {
   readonly ackBtn = el('button', 'btn btn--primary');
   readonly resolveBtn = el('button', 'btn');
   private readonly timersBtn = el('button', 'btn btn--quiet');
+  readonly cancelBtn = el('button', 'btn');
+  private readonly notes = el('ul', 'notes');
+  private readonly noteForm = el('form', 'note-form');
+  readonly noteText = el('textarea', 'note-form__text');
+  readonly noteBtn = el('button', 'btn');
   private incident: Incident;
 
   constructor(incident: Incident, actions: CardActions) {
@@ -76,12 +88,34 @@ export class Card {
     this.trail = new TrailView(`incident-${incident.id}-trail`);
     this.error.setAttribute('role', 'alert');
 
-    for (const b of [this.ackBtn, this.resolveBtn, this.timersBtn]) b.type = 'button';
+    for (const b of [this.ackBtn, this.resolveBtn, this.timersBtn, this.cancelBtn]) b.type = 'button';
     this.ackBtn.addEventListener('click', () => actions.ack(this.incident.id));
     this.resolveBtn.addEventListener('click', () => actions.resolve(this.incident.id));
     this.timersBtn.addEventListener('click', () => actions.timers(this.incident.userId));
+    this.cancelBtn.addEventListener('click', () => actions.cancelPending(this.incident.id));
+    this.cancelBtn.hidden = true;
+    this.contacts.addEventListener('click', (e) => {
+      const b = e.target instanceof Element ? e.target.closest('button.delivery__resend') : null;
+      if (b instanceof HTMLButtonElement && b.dataset.key) actions.resend(this.incident.id, b.dataset.key);
+    });
     const buttons = el('div', 'card__actions');
-    buttons.append(this.ackBtn, this.resolveBtn, this.timersBtn);
+    buttons.append(this.ackBtn, this.resolveBtn, this.cancelBtn, this.timersBtn);
+
+    // notes: plain text, shown to moderators only
+    const noteId = `incident-${incident.id}-note`;
+    this.noteText.id = noteId;
+    this.noteText.rows = 2;
+    this.noteText.maxLength = 2000;
+    this.noteBtn.type = 'submit';
+    const noteLabel = el('label', 'sr-only', 'Note');
+    noteLabel.htmlFor = noteId;
+    this.noteForm.append(noteLabel, this.noteText, this.noteBtn);
+    this.noteForm.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const text = this.noteText.value;
+      if (text.trim()) actions.addNote(this.incident.id, text);
+    });
+    this.setNotes([]);
 
     this.root.append(
       head,
@@ -91,6 +125,11 @@ export class Card {
       this.trail.root,
       el('h5', 'card__sub', 'Emergency contacts'),
       this.contacts,
+      el('h5', 'card__sub', 'Emergency contacts'),
+      this.contacts,
+      el('h5', 'card__sub', 'Notes'),
+      this.notes,
+      this.noteForm,
       this.error,
       buttons,
     );
@@ -145,6 +184,8 @@ export class Card {
     this.label(this.ackBtn, 'Acknowledge');
     this.label(this.resolveBtn, 'Resolve');
     this.label(this.timersBtn, 'Their timers');
+    this.label(this.cancelBtn, 'Cancel pending texts');
+    this.label(this.noteBtn, 'Add note');
     this.tick(serverNow());
   }
 
@@ -161,8 +202,8 @@ export class Card {
     this.root.classList.add('card--new');
   }
 
-  setBusy(busy: boolean, which: 'ack' | 'resolve'): void {
-    const b = which === 'ack' ? this.ackBtn : this.resolveBtn;
+  setBusy(busy: boolean, which: 'ack' | 'resolve' | 'cancel' | 'note'): void {
+    const b = { ack: this.ackBtn, resolve: this.resolveBtn, cancel: this.cancelBtn, note: this.noteBtn }[which];
     b.disabled = busy;
     b.setAttribute('aria-busy', String(busy));
     if (busy) this.setError('');
@@ -172,7 +213,31 @@ export class Card {
     this.error.textContent = text;
   }
 
+  /** Notes oldest first; a note's text is shown as text, never as HTML. */
+  setNotes(list: Note[]): void {
+    if (list.length === 0) {
+      this.notes.replaceChildren(el('li', 'muted', 'No notes yet.'));
+      return;
+    }
+    const sorted = [...list].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+    this.notes.replaceChildren(
+      ...sorted.map((n) => {
+        const li = el('li', 'note');
+        li.dataset.noteId = n.id;
+        li.append(el('span', 'note__meta muted', `${n.author} · ${clockTime(n.createdAt)}`), el('p', 'note__text', n.text || '(removed)'));
+        return li;
+      }),
+    );
+  }
+
+  /** After a note was saved: empty the field. */
+  noteSaved(): void {
+    this.noteText.value = '';
+  }
+
   setDeliveries(list: Delivery[] | undefined): void {
+    // only a pending text can be cancelled (one being sent right now is the dispatcher's)
+    this.cancelBtn.hidden = !list?.some((d) => d.status === 'pending');
     if (!list) {
       this.contacts.replaceChildren(el('li', 'muted', 'Loading contacts…'));
       return;
@@ -195,13 +260,23 @@ export class Card {
         if (d.kind === 'all_clear') notes.push('all-clear message');
         if (d.kind === 'moved') notes.push('follow-up: the person moved');
         if (d.status === 'sending') notes.push('sending now');
-        if (d.status === 'superseded')
+        if (d.status === 'superseded' && d.lastError === CANCELLED_BY_MODERATOR) notes.push('cancelled by a moderator');
+        else if (d.status === 'superseded')
           notes.push(d.kind === 'sos' ? 'the person checked in before it went out' : 'the SOS never reached this contact');
+        if (d.resends) notes.push(`resent ${d.resends === 1 ? 'once' : `${d.resends} times`}`);
         if (d.attempts > 0) notes.push(`${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`);
         if (d.carrier) notes.push(d.carrier);
-        if (d.lastError && d.status !== 'sent' && d.status !== 'delivered') notes.push(d.lastError);
+        if (d.lastError && d.status !== 'sent' && d.status !== 'delivered' && d.lastError !== CANCELLED_BY_MODERATOR)
+          notes.push(d.lastError);
         li.append(name, phone, status);
         if (notes.length) li.append(el('span', 'delivery__note muted', notes.join(' · ')));
+        if (d.status === 'dead' || d.status === 'failed') {
+          const resend = el('button', 'btn btn--small delivery__resend', 'Resend');
+          resend.type = 'button';
+          resend.dataset.key = d.key;
+          resend.append(el('span', 'sr-only', ` — text to ${d.contactName}`));
+          li.append(resend);
+        }
         return li;
       }),
     );

@@ -11,7 +11,7 @@ import { Alarm, setTitleCount } from './cue.js';
 import { Live, type ConnState } from './live.js';
 import { checkModeratorToken, type Claims } from './token.js';
 import { TimersView } from './timers-view.js';
-import { field, isDelivery, isFix, isIncident, isTimer, type Incident } from './types.js';
+import { field, isDelivery, isFix, isIncident, isNote, isTimer, type Incident } from './types.js';
 
 const TOKEN_KEY = 'vigil.console.token';
 
@@ -71,6 +71,9 @@ const board = new Board(
       void timersView.show(userId);
       $('timers-title', HTMLElement).focus();
     },
+    resend: (incidentId, key) => void resend(incidentId, key),
+    cancelPending: (id) => void cancelPending(id),
+    addNote: (id, text) => void addNote(id, text),
   },
 );
 
@@ -136,6 +139,51 @@ async function command(id: string, what: 'ack' | 'resolve'): Promise<void> {
     }
   }
 }
+
+/** Run a moderator action on a card: busy state, error line, announcement; a 409 re-reads the incident. */
+async function onCard(id: string, busy: 'cancel' | 'note' | undefined, what: string, act: (a: Api) => Promise<string>): Promise<void> {
+  const card = board.card(id);
+  if (!api || !card) return;
+  if (busy) card.setBusy(true, busy);
+  card.setError('');
+  try {
+    say(ui.announce, await act(api));
+  } catch (err) {
+    if (signedOut(err)) return;
+    board.card(id)?.setError(`Could not ${what}: ${err instanceof ApiError ? err.message : String(err)}`);
+    if (err instanceof ApiError && err.status === 409) await refreshIncident(id);
+  } finally {
+    if (busy) board.card(id)?.setBusy(false, busy);
+  }
+}
+
+const resend = (incidentId: string, key: string) =>
+  onCard(incidentId, undefined, 'resend the text', async (a) => {
+    const d = await a.resend(key);
+    board.upsertDelivery(d);
+    return `Text to ${d.contactName} queued again.`;
+  });
+
+const cancelPending = (id: string) =>
+  onCard(id, 'cancel', 'cancel the pending texts', async (a) => {
+    const i = await a.cancelPending(id);
+    board.upsertFull(i);
+    return `Pending texts cancelled for ${whoOf(i)}.`;
+  });
+
+// one key per note typed: a retry of the same click (a lost answer) adds it once
+const noteKeys = new Map<string, string>();
+const addNote = (id: string, text: string) =>
+  onCard(id, 'note', 'add the note', async (a) => {
+    const k = `${id}\u0000${text}`;
+    const key = noteKeys.get(k) ?? `console-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+    noteKeys.set(k, key);
+    const n = await a.addNote(id, text, key);
+    noteKeys.delete(k);
+    board.upsertNote(n);
+    board.card(id)?.noteSaved();
+    return 'Note added.';
+  });
 
 async function refreshIncident(id: string): Promise<void> {
   if (!api) return;
@@ -209,6 +257,8 @@ function onEvent(name: string, payload: unknown): void {
   }
   const i = field(payload, 'incident', isIncident);
   if (!i) return;
+  const note = field(payload, 'note', isNote);
+  if (note) board.upsertNote(note);
   const change = board.upsert(i);
   if (name === 'sos.triggered' && change === 'new') {
     if (i.status === 'active') cueNew(i);

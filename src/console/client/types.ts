@@ -58,10 +58,23 @@ export interface Delivery {
   lastError?: string;
   nextAttemptAt?: string;
   updatedAt?: string;
+  /** how many times a moderator sent it again */
+  resends?: number;
+}
+
+/** A moderator note on an incident (moderators only). */
+export interface Note {
+  id: string;
+  incidentId: string;
+  author: string;
+  text: string;
+  createdAt: string;
 }
 
 export interface IncidentWithDeliveries extends Incident {
   deliveries: Delivery[];
+  /** absent from a server older than notes */
+  notes?: Note[];
 }
 
 export interface Timer {
@@ -99,9 +112,17 @@ export function isDelivery(v: unknown): v is Delivery {
   return isObj(v) && ['key', 'incidentId', 'contactName', 'phone', 'status'].every((k) => str(v, k)) && typeof v.attempts === 'number';
 }
 
+export function isNote(v: unknown): v is Note {
+  return isObj(v) && ['id', 'incidentId', 'author', 'text', 'createdAt'].every((k) => str(v, k));
+}
+
 export function isIncidentWithDeliveries(v: unknown): v is IncidentWithDeliveries {
   return (
-    isIncident(v) && Array.isArray((v as unknown as Obj).deliveries) && ((v as unknown as Obj).deliveries as unknown[]).every(isDelivery)
+    isIncident(v) &&
+    Array.isArray((v as unknown as Obj).deliveries) &&
+    ((v as unknown as Obj).deliveries as unknown[]).every(isDelivery) &&
+    ((v as unknown as Obj).notes === undefined ||
+      (Array.isArray((v as unknown as Obj).notes) && ((v as unknown as Obj).notes as unknown[]).every(isNote)))
   );
 }
 

@@ -3,16 +3,19 @@ import { Router } from 'express';
 import { encodeCursor } from '../../app/cursor.js';
 import type { IncidentService, IncidentWithDeliveries } from '../../app/incidents.js';
 import type { TimerService } from '../../app/timers.js';
+import { noteView } from '../../wire/moderation-views.js';
 import { deliveryView, failedEscalationView, incidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { EmptyBody, IdParam, IncidentQuery, parse, TimerQuery } from '../validation.js';
 
 // moderators call the contacts, so the REST view carries the full number (events mask it)
 const fullPhone = (p: string) => p;
-const view = ({ incident, deliveries }: IncidentWithDeliveries) => ({
+export const adminIncidentView = ({ incident, deliveries, notes }: IncidentWithDeliveries) => ({
   ...incidentView(incident),
   deliveries: deliveries.map((d) => deliveryView(d, fullPhone)),
+  notes: notes.map(noteView),
 });
+const view = adminIncidentView;
 
 export function adminRoutes(incidents: IncidentService, timers: TimerService): Router {
   const r = Router();

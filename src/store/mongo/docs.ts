@@ -55,6 +55,7 @@ export function toIncident(d: IncidentDoc): Incident {
     meeting: meeting(d.meeting),
     panicTexts: d.panicTexts,
     sources: d.sources && d.sources.length > 0 ? [...d.sources] : undefined,
+    redactedAt: d.redactedAt,
   });
 }
 
@@ -79,6 +80,8 @@ export function toDelivery(d: DeliveryDoc): Delivery {
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
     traceparent: d.traceparent,
+    resends: d.resends !== undefined && d.resends > 0 ? d.resends : undefined,
+    redactedAt: d.redactedAt,
   });
 }
 

@@ -16,6 +16,7 @@ import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import * as location from './location.js';
 import * as safety from './safety.js';
+import * as moderation from './moderation.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import type { Ctx, WriteConcern } from './writes.js';
@@ -199,6 +200,14 @@ export class MongoStore implements Store {
   readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
   readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);
 
+  // ── moderator actions and retention ─────────────────────────────────────────
+  readonly resendDelivery = this.op('resendDelivery', moderation.resendDelivery);
+  readonly cancelPendingDeliveries = this.op('cancelPendingDeliveries', moderation.cancelPendingDeliveries);
+  readonly addIncidentNote = this.op('addIncidentNote', moderation.addIncidentNote);
+  readonly notesFor = this.op('notesFor', moderation.notesFor);
+  readonly listAudit = this.op('listAudit', moderation.listAudit);
+  readonly redactClosed = this.op('redactClosed', moderation.redactClosed);
+
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
@@ -250,6 +259,8 @@ export class MongoStore implements Store {
       m.contacts.createIndexes(),
       m.fixes.createIndexes(),
     ]);
+    await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
+    await Promise.all([m.audit.createIndexes(), m.notes.createIndexes()]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

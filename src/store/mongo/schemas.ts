@@ -15,6 +15,7 @@ import { INCIDENT_SOURCES, INCIDENT_STATUSES, type Incident } from '../../domain
 import { NOTIFICATION_KINDS, type Notification } from '../../domain/notification.js';
 import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Meeting, type Timer } from '../../domain/timer.js';
 import { fixSchema, type FixDoc } from './location-schema.js';
+import { makeModerationModels, type ModerationModels } from './moderation-schemas.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
 export type TimerDoc = Omit<Timer, 'id'> & {
@@ -34,6 +35,8 @@ export type TimerDoc = Omit<Timer, 'id'> & {
   lastOp?: string;
   /** token of the sweep claim that expired it */
   claimToken?: string;
+  /** when retention removed its place, coordinates and display name */
+  redactedAt?: Date;
 };
 
 export interface CommandKey {
@@ -59,6 +62,8 @@ export type DeliveryDoc = Omit<Delivery, 'key'> & {
   _id: string;
   /** token of the dispatcher claim that leased it */
   claimToken?: string;
+  /** the moderator who last resent or cancelled it (the audit line is derived from it) */
+  moderatedBy?: string;
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
 };
@@ -76,7 +81,7 @@ export interface ContactsDoc {
 /** A notification as stored: the domain record with `_id` for `id`. */
 export type NotificationDoc = Omit<Notification, 'id'> & { _id: string };
 
-export interface Models {
+export interface Models extends ModerationModels {
   notifications: Model<NotificationDoc>;
   timers: Model<TimerDoc>;
   incidents: Model<IncidentDoc>;
@@ -123,6 +128,7 @@ function timerSchema(): Schema<TimerDoc> {
       cmdKeys: { type: [commandKey()], default: undefined },
       claimToken: String,
       lastOp: String,
+      redactedAt: Date,
     },
     { ...OPTIONS, collection: 'timers' },
   );
@@ -164,6 +170,7 @@ function incidentSchema(): Schema<IncidentDoc> {
       panicTexts: { type: String, enum: ['pending', 'done'] },
       sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
+      redactedAt: Date,
     },
     { ...OPTIONS, collection: 'incidents' },
   );
@@ -208,6 +215,9 @@ function deliverySchema(): Schema<DeliveryDoc> {
       traceparent: String,
       claimToken: String,
       lastOp: String,
+      resends: Number,
+      redactedAt: Date,
+      moderatedBy: String,
     },
     { ...OPTIONS, collection: 'deliveries' },
   );
@@ -269,5 +279,6 @@ export function makeModels(conn: Connection): Models {
     deliveries: conn.model<DeliveryDoc>('Delivery', deliverySchema()),
     contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
     fixes: conn.model<FixDoc>('LocationFix', fixSchema(OPTIONS)),
+    ...makeModerationModels(conn),
   };
 }

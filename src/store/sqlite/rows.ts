@@ -51,6 +51,7 @@ export interface IncidentRow {
   /** JSON array of sources; NULL: a timer alone */
   sources: string | null;
   panic_texts: 'pending' | 'done' | null;
+  redacted_at: number | null;
 }
 
 export interface DeliveryRow {
@@ -73,6 +74,8 @@ export interface DeliveryRow {
   updated_at: number;
   maybe_accepted: number;
   traceparent: string | null;
+  resends: number;
+  redacted_at: number | null;
 }
 
 export interface ContactRow {
@@ -131,6 +134,7 @@ export function toIncident(r: IncidentRow): Incident {
     meeting: meeting(r.meeting),
     panicTexts: opt(r.panic_texts),
     sources: r.sources === null ? undefined : (JSON.parse(r.sources) as IncidentSource[]),
+    redactedAt: date(r.redacted_at),
   });
 }
 
@@ -155,6 +159,8 @@ export function toDelivery(r: DeliveryRow): Delivery {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     traceparent: opt(r.traceparent),
+    resends: r.resends > 0 ? r.resends : undefined,
+    redactedAt: date(r.redacted_at),
   });
 }
 

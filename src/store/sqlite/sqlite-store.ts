@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import type { AuditEntry, IncidentNote, RetentionCounts } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { StoredFix } from '../../domain/location.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
@@ -27,10 +28,12 @@ import type {
 } from '../port.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import * as batch from './batch.js';
+import type { AuditPosition, NewNote } from '../port-moderation.js';
 import { unavailableOr } from './errors.js';
 import { SqliteLocation } from './location.js';
 import { migrate } from './migrate.js';
 import { prepareBatch } from './statements-batch.js';
+import { SqliteModeration } from './moderation.js';
 import { prepareAll, type Statements } from './statements.js';
 import { SqliteSafety } from './safety.js';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
@@ -67,6 +70,7 @@ export class SqliteStore implements Store {
   private readonly st: Statements;
   private readonly batch: batch.BatchCtx;
   private readonly safety: SqliteSafety;
+  private readonly mod: SqliteModeration;
   private readonly clock: () => number;
   private readonly lagMs: number;
   private readonly location: SqliteLocation;
@@ -88,6 +92,7 @@ export class SqliteStore implements Store {
     this.batch = { db: this.db, st: this.st, bst: prepareBatch(this.db), clock: this.clock };
     this.location = new SqliteLocation(this.db, this.clock);
     this.safety = new SqliteSafety(this.db, this.clock);
+    this.mod = new SqliteModeration(this.db, this.clock);
     this.guardOperations();
   }
 
@@ -465,6 +470,28 @@ export class SqliteStore implements Store {
     const p = this.st.deliveriesOpen.get() as { n: number; oldest: number | null };
     const d = this.st.deliveriesDead.get() as { n: number };
     return p.oldest === null ? { pending: p.n, dead: d.n } : { pending: p.n, oldestDue: new Date(p.oldest), dead: d.n };
+  }
+
+  // ── moderator actions and retention (./moderation.ts) ────────────────────────
+
+  // methods, not fields: guardOperations() puts the prototype's methods behind guard()
+  resendDelivery(key: string, actor: string): Promise<Delivery | null> {
+    return this.mod.resendDelivery(key, actor);
+  }
+  cancelPendingDeliveries(incidentId: string, actor: string): Promise<Delivery[]> {
+    return this.mod.cancelPendingDeliveries(incidentId, actor);
+  }
+  addIncidentNote(note: NewNote): Promise<{ note: IncidentNote; created: boolean }> {
+    return this.mod.addIncidentNote(note);
+  }
+  notesFor(incidentIds: string[]): Promise<IncidentNote[]> {
+    return this.mod.notesFor(incidentIds);
+  }
+  listAudit(page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]> {
+    return this.mod.listAudit(page);
+  }
+  redactClosed(before: Date, limit: number): Promise<RetentionCounts> {
+    return this.mod.redactClosed(before, limit);
   }
 
   // ── contacts ────────────────────────────────────────────────────────────────

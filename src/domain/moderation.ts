@@ -1,0 +1,96 @@
+/**
+ * Moderator actions on texts (resend, cancel, notes), their audit trail, and retention.
+ * Pure rules: what may be resent, what a note may contain, how a stored number is masked.
+ */
+import { allClearStep, type Delivery } from './delivery.js';
+import type { Incident } from './incident.js';
+
+/** What a moderator did; one audit line per action and record. */
+export const AUDIT_ACTIONS = ['delivery.resend', 'delivery.cancel', 'incident.note'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export interface AuditEntry {
+  /** stable per fact (`resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`): writing it twice keeps one line */
+  id: string;
+  at: Date;
+  /** the moderator's `sub` */
+  actor: string;
+  action: AuditAction;
+  /** what it was done on: a delivery key or an incident id */
+  target: string;
+  incidentId: string;
+}
+
+export interface IncidentNote {
+  id: string;
+  incidentId: string;
+  /** the moderator's `sub` */
+  author: string;
+  /** empty once removed by retention */
+  text: string;
+  createdAt: Date;
+  /** set when retention removed the text */
+  redactedAt?: Date;
+}
+
+/** `lastError` of a delivery a moderator cancelled: it is `superseded` (final, never sent) with this reason. */
+export const CANCELLED_BY_MODERATOR = 'cancelled_by_moderator';
+
+export const auditId = {
+  resend: (key: string, resends: number) => `resend:${key}:${resends}`,
+  cancel: (key: string) => `cancel:${key}`,
+  note: (noteId: string) => `note:${noteId}`,
+};
+
+/**
+ * Why a moderator may not send this delivery again, or `null` when they may. Only a dead or
+ * failed text is resent; an SOS of a false alarm is never resent (the person is safe), nor an
+ * all-clear whose SOS never reached the contact (it would announce an alarm they never got).
+ * A pending or sending delivery is already on its way: the caller answers it as it is.
+ */
+export type ResendRefusal =
+  | { code: 'delivery_redacted'; message: string }
+  | { code: 'delivery_not_resendable'; message: string }
+  | { code: 'incident_false_alarm'; message: string }
+  | { code: 'sos_not_sent'; message: string };
+
+export function resendRefusal(d: Delivery, incident: Incident | null, sos: Delivery | null): ResendRefusal | null {
+  if (d.redactedAt) return { code: 'delivery_redacted', message: 'this delivery was anonymised by retention and cannot be sent again' };
+  if (d.status !== 'dead' && d.status !== 'failed')
+    return { code: 'delivery_not_resendable', message: `only a dead or failed delivery can be resent; this one is ${d.status}` };
+  if (d.kind === 'sos' && incident?.status === 'false_alarm')
+    return { code: 'incident_false_alarm', message: 'the person checked in (false alarm): their SOS is not sent again' };
+  if (d.kind === 'all_clear' && allClearStep(sos) !== 'send')
+    return {
+      code: 'sos_not_sent',
+      message: 'the SOS to this contact has not gone out (or its outcome is not known yet): there is nothing to clear',
+    };
+  return null;
+}
+
+/** A resend that already happened: the delivery is on its way again (natural idempotency of the command). */
+export const alreadyResent = (d: Delivery): boolean => (d.resends ?? 0) > 0 && (d.status === 'pending' || d.status === 'sending');
+
+export const NOTE_MAX_CHARS = 2000;
+
+// C0/C1 controls except tab and newline, bidi embeddings/overrides/isolates and marks,
+// zero-width characters, line/paragraph separators: a note is plain text that reads as it is.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NOTE_UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/u;
+
+/** Why a note text is refused, or `null` (length in UTF-16 code units, as JSON Schema counts). The text is kept as sent. */
+export function noteProblem(text: string): string | null {
+  if (text.trim().length === 0) return 'a note cannot be empty';
+  if (text.length > NOTE_MAX_CHARS) return `a note has at most ${NOTE_MAX_CHARS} characters`;
+  if (NOTE_UNSAFE.test(text)) return 'a note is plain text: control, bidirectional and zero-width characters are not allowed';
+  return null;
+}
+
+/** Records one retention batch anonymised, by kind (the metric label). */
+export interface RetentionCounts {
+  timers: number;
+  incidents: number;
+  deliveries: number;
+  notes: number;
+}
+export const RETENTION_KINDS = ['timers', 'incidents', 'deliveries', 'notes'] as const satisfies readonly (keyof RetentionCounts)[];

@@ -1,0 +1,155 @@
+/**
+ * Moderator actions on the MongoDB store. There are no multi-document transactions here
+ * (FerretDB, standalone servers): the change is one CAS that also records who made it
+ * (`moderatedBy`, the note's author), and the audit line follows it, upserted under an id
+ * derived from the fact. A repeated request writes the line again: it stays one line, and
+ * one lost to a crash between the two writes is filled in.
+ */
+import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
+import { auditId, CANCELLED_BY_MODERATOR, type AuditAction, type AuditEntry, type IncidentNote } from '../../domain/moderation.js';
+import type { AuditPosition, NewNote } from '../port-moderation.js';
+import { toDelivery } from './docs.js';
+import { isDuplicateKey, isWriteConcernError } from './errors.js';
+import type { AuditDoc, NoteDoc } from './moderation-schemas.js';
+import type { DeliveryDoc } from './schemas.js';
+import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+
+export { redactClosed } from './retention.js';
+
+interface Line {
+  id: string;
+  actor: string;
+  action: AuditAction;
+  target: string;
+  incidentId: string;
+}
+
+/** Upsert audit lines (insert-once by id); an unconfirmed write is an unknown outcome the caller retries. */
+async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
+  if (lines.length === 0) return;
+  const at = await ctx.now();
+  try {
+    await ctx.m.audit.bulkWrite(
+      lines.map((l) => ({
+        updateOne: {
+          filter: { _id: l.id },
+          update: { $setOnInsert: { at, actor: l.actor, action: l.action, target: l.target, incidentId: l.incidentId } },
+          upsert: true,
+        },
+      })),
+      { ordered: false, writeConcern: ctx.wc },
+    );
+  } catch (err) {
+    if (isWriteConcernError(err)) throw unknownOutcome(err);
+    if (!isDuplicateKey(err)) throw err; // two upserts of one id racing: the other one wrote it
+  }
+}
+
+const ON_ITS_WAY: DeliveryStatus[] = ['pending', 'sending'];
+
+export async function resendDelivery(ctx: Ctx, key: string, actor: string): Promise<Delivery | null> {
+  const now = await ctx.now();
+  const d = await casOne(ctx, ctx.m.deliveries, {
+    filter: { _id: key, status: { $in: ['dead', 'failed'] }, redactedAt: { $exists: false } },
+    update: (op) => ({
+      $set: { status: 'pending', attempts: 0, nextAttemptAt: now, updatedAt: now, lastOp: op, moderatedBy: actor },
+      $inc: { resends: 1 },
+      $unset: { leaseUntil: 1, claimToken: 1 },
+    }),
+  });
+  const cur = d ?? (await ctx.m.deliveries.findById(key).lean<DeliveryDoc>().exec());
+  // applied now, or a repeat of a resend that applied: (re)write its line
+  if (cur?.resends && cur.moderatedBy && (d || ON_ITS_WAY.includes(cur.status)))
+    await writeAudit(ctx, [
+      { id: auditId.resend(key, cur.resends), actor: cur.moderatedBy, action: 'delivery.resend', target: key, incidentId: cur.incidentId },
+    ]);
+  return d ? toDelivery(d) : null;
+}
+
+/** pending → superseded in one updateMany tagged with a token; what carries the token is what this call moved. */
+export async function cancelPendingDeliveries(ctx: Ctx, incidentId: string, actor: string): Promise<Delivery[]> {
+  const now = await ctx.now();
+  const op = newOp();
+  let unconfirmed: unknown;
+  try {
+    await ctx.m.deliveries
+      .updateMany(
+        { incidentId, status: 'pending' },
+        { $set: { status: 'superseded', lastError: CANCELLED_BY_MODERATOR, updatedAt: now, lastOp: op, moderatedBy: actor } },
+        { writeConcern: ctx.wc },
+      )
+      .exec();
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    unconfirmed = err;
+  }
+  const q = ctx.m.deliveries.find({ incidentId, status: 'superseded', lastError: CANCELLED_BY_MODERATOR }).sort({ createdAt: 1, _id: 1 });
+  const cancelled = await (unconfirmed === undefined
+    ? q.lean<DeliveryDoc[]>().exec()
+    : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
+  // every cancellation of the incident, earlier ones too: a line lost to a crash is filled in
+  await writeAudit(
+    ctx,
+    cancelled.map((c) => ({
+      id: auditId.cancel(c._id),
+      actor: c.moderatedBy ?? actor,
+      action: 'delivery.cancel' as const,
+      target: c._id,
+      incidentId,
+    })),
+  );
+  return cancelled.filter((c) => c.lastOp === op).map(toDelivery);
+}
+
+const toNote = (d: NoteDoc): IncidentNote => ({
+  id: d._id,
+  incidentId: d.incidentId,
+  author: d.author,
+  text: d.text,
+  createdAt: d.createdAt,
+  ...(d.redactedAt ? { redactedAt: d.redactedAt } : {}),
+});
+
+export async function addIncidentNote(ctx: Ctx, n: NewNote): Promise<{ note: IncidentNote; created: boolean }> {
+  const now = await ctx.now();
+  const doc: NoteDoc = { _id: n.id, incidentId: n.incidentId, author: n.author, text: n.text, createdAt: now };
+  let created = true;
+  try {
+    await ctx.m.notes.insertMany([doc], insertOptions(ctx, true));
+  } catch (err) {
+    if (isWriteConcernError(err)) throw unknownOutcome(err);
+    if (!isDuplicateKey(err)) throw err;
+    created = false;
+  }
+  const note = created ? doc : await ctx.m.notes.findById(n.id).lean<NoteDoc>().exec();
+  if (!note) throw new Error(`note ${n.id}: refused as a duplicate but not found`);
+  await writeAudit(ctx, [
+    { id: auditId.note(n.id), actor: note.author, action: 'incident.note', target: n.incidentId, incidentId: n.incidentId },
+  ]);
+  // a note is a change of the incident: clients following `since` see it
+  if (created)
+    await ctx.m.incidents.updateOne({ _id: n.incidentId }, { $currentDate: { updatedAt: true } }, { writeConcern: ctx.wc }).exec();
+  return { note: toNote(note), created };
+}
+
+export async function notesFor(ctx: Ctx, incidentIds: string[]): Promise<IncidentNote[]> {
+  if (incidentIds.length === 0) return [];
+  const docs = await ctx.m.notes
+    .find({ incidentId: { $in: incidentIds } })
+    .sort({ createdAt: 1, _id: 1 })
+    .lean<NoteDoc[]>()
+    .exec();
+  return docs.map(toNote);
+}
+
+export async function listAudit(ctx: Ctx, page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]> {
+  if (noneWanted(page.limit)) return [];
+  const b = page.before;
+  const docs = await ctx.m.audit
+    .find(b ? { $or: [{ at: { $lt: b.at } }, { at: b.at, _id: { $lt: b.id } }] } : {})
+    .sort({ at: -1, _id: -1 })
+    .limit(page.limit)
+    .lean<AuditDoc[]>()
+    .exec();
+  return docs.map((d) => ({ id: d._id, at: d.at, actor: d.actor, action: d.action, target: d.target, incidentId: d.incidentId }));
+}

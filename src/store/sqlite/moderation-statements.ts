@@ -1,0 +1,69 @@
+/**
+ * SQL of moderator actions and retention (SQLite), by name; prepared once when the store
+ * opens. Same rules as ./statements.ts: bound values only; timers and incidents stamp
+ * `updated_at` with `store_now()`.
+ */
+import type Database from 'better-sqlite3';
+
+// closed and old enough: resolved or false alarm before @before, with no all-clear still owed
+const INCIDENT_EXPIRED = `i.status IN ('resolved','false_alarm') AND i.resolved_at < @before AND (i.all_clear IS NULL OR i.all_clear = 'done')`;
+
+export const MODERATION_SQL = Object.freeze({
+  // ── moderator actions ─────────────────────────────────────────────────────────
+  // an SOS of a false alarm is never resent (the service refuses first; this keeps the CAS honest)
+  deliveryResend: `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = @now, lease_until = NULL,
+      resends = resends + 1, updated_at = @now
+    WHERE key = @key AND status IN ('dead','failed') AND redacted_at IS NULL
+      AND NOT (kind = 'sos' AND EXISTS (SELECT 1 FROM incidents AS i WHERE i.id = deliveries.incident_id AND i.status = 'false_alarm'))
+    RETURNING *`,
+  // pending only: a claimed (sending) delivery is with the dispatcher and is not cancelled
+  deliveriesCancelPending: `UPDATE deliveries SET status = 'superseded', last_error = 'cancelled_by_moderator', lease_until = NULL, updated_at = @now
+    WHERE incident_id = @incidentId AND status = 'pending' RETURNING *`,
+  deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
+  auditInsert: `INSERT INTO audit (id, at, actor, action, target, incident_id) VALUES (@id, @at, @actor, @action, @target, @incidentId)
+    ON CONFLICT (id) DO NOTHING`,
+  auditNewest: 'SELECT * FROM audit ORDER BY at DESC, id DESC LIMIT @limit',
+  auditBefore: `SELECT * FROM audit WHERE at < @at OR (at = @at AND id < @id) ORDER BY at DESC, id DESC LIMIT @limit`,
+  noteInsert: `INSERT INTO incident_notes (id, incident_id, author, text, created_at) VALUES (@id, @incidentId, @author, @text, @now)
+    ON CONFLICT (id) DO NOTHING RETURNING *`,
+  noteById: 'SELECT * FROM incident_notes WHERE id = ?',
+  // a note is a change of the incident: clients following `since` see it
+  incidentTouch: 'UPDATE incidents SET updated_at = store_now() WHERE id = ?',
+  // ?: JSON array of incident ids
+  notesOfIncidents: 'SELECT * FROM incident_notes WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id',
+
+  // ── retention ─────────────────────────────────────────────────────────────────
+  retentionTimers: `UPDATE timers SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, redacted_at = @now, updated_at = store_now()
+    WHERE id IN (
+        SELECT t.id FROM timers AS t
+        WHERE t.redacted_at IS NULL AND t.status IN ('safe','cancelled','expired') AND t.resolved_at < @before AND t.escalation IN ('none','done')
+          AND NOT EXISTS (SELECT 1 FROM incidents AS i WHERE i.timer_id = t.id AND NOT (${INCIDENT_EXPIRED}))
+        ORDER BY t.resolved_at LIMIT @limit)
+    RETURNING id`,
+  retentionIncidents: `UPDATE incidents SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, redacted_at = @now, updated_at = store_now()
+    WHERE id IN (
+        SELECT i.id FROM incidents AS i WHERE i.redacted_at IS NULL AND ${INCIDENT_EXPIRED}
+          -- it waits while a delivery of it is still on its way or not anonymised yet
+          AND NOT EXISTS (SELECT 1 FROM deliveries AS d WHERE d.incident_id = i.id AND d.redacted_at IS NULL)
+        ORDER BY i.resolved_at LIMIT @limit)
+    RETURNING id`,
+  // final deliveries only: one still pending or sending (a late all-clear) waits for its outcome
+  retentionDeliveryCandidates: `SELECT d.key, d.phone FROM deliveries AS d JOIN incidents AS i ON i.id = d.incident_id
+    WHERE d.redacted_at IS NULL AND d.status IN ('sent','delivered','failed','dead','superseded') AND ${INCIDENT_EXPIRED}
+    LIMIT @limit`,
+  retentionDelivery: `UPDATE deliveries SET phone = @masked, body = '', contact_name = '', redacted_at = @now, updated_at = @now
+    WHERE key = @key AND redacted_at IS NULL AND status IN ('sent','delivered','failed','dead','superseded')`,
+  retentionNotes: `UPDATE incident_notes SET text = '', redacted_at = @now
+    WHERE id IN (
+        SELECT n.id FROM incident_notes AS n JOIN incidents AS i ON i.id = n.incident_id
+        WHERE n.redacted_at IS NULL AND ${INCIDENT_EXPIRED} LIMIT @limit)
+    RETURNING id`,
+});
+
+export type ModerationStatements = { readonly [K in keyof typeof MODERATION_SQL]: Database.Statement };
+
+export function prepareModeration(db: Database.Database): ModerationStatements {
+  const out = {} as Record<keyof typeof MODERATION_SQL, Database.Statement>;
+  for (const name of Object.keys(MODERATION_SQL) as (keyof typeof MODERATION_SQL)[]) out[name] = db.prepare(MODERATION_SQL[name]);
+  return Object.freeze(out);
+}
