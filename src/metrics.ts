@@ -343,14 +343,14 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
     eventLoopDelay: new client.Gauge({
       name: 'vigil_event_loop_delay_seconds',
       help: 'Event-loop delay since the previous scrape (p50, p99, max): how long a ready callback (a request, a socket message) waited',
-      labelNames: ['quantile'],
+      labelNames: ['stat'],
       registers: r,
       collect() {
         if (!loopDelay || loopDelay.count === 0) return;
         const s = (ns: number) => ns / 1e9;
-        this.set({ quantile: '0.5' }, s(loopDelay.percentile(50)));
-        this.set({ quantile: '0.99' }, s(loopDelay.percentile(99)));
-        this.set({ quantile: '1' }, s(loopDelay.max));
+        this.set({ stat: 'p50' }, s(loopDelay.percentile(50)));
+        this.set({ stat: 'p99' }, s(loopDelay.percentile(99)));
+        this.set({ stat: 'max' }, s(loopDelay.max));
         loopDelay.reset();
       },
     }),

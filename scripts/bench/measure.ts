@@ -60,13 +60,13 @@ export async function waitUntil(done: () => boolean, deadline: number, everyMs =
 
 /**
  * Event-loop delay p99 from a Prometheus text, ms: `vigil_event_loop_delay_seconds` (a summary
- * or gauge with quantile="0.99", or `…_p99_seconds`) when the service exports it, else
+ * gauge with stat="p99", or `…_p99_seconds`) when the service exports it, else
  * prom-client's `vigil_nodejs_eventloop_lag_p99_seconds` (reset at every scrape, so it covers
  * the time since the previous one).
  */
 export function eventLoopP99Ms(text: string): number | undefined {
   const patterns = [
-    /^vigil_event_loop_delay_seconds\{[^}]*quantile="0\.99"[^}]*\}\s+([0-9.eE+-]+)/m,
+    /^vigil_event_loop_delay_seconds\{[^}]*stat="p99"[^}]*\}\s+([0-9.eE+-]+)/m,
     /^vigil_event_loop_delay_p99_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m,
     /^vigil_nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m,
   ];

@@ -91,6 +91,14 @@ export interface RetentionCounts {
   timers: number;
   incidents: number;
   deliveries: number;
+  /** location fixes deleted (the trail of an anonymised timer) */
+  fixes: number;
   notes: number;
 }
-export const RETENTION_KINDS = ['timers', 'incidents', 'deliveries', 'notes'] as const satisfies readonly (keyof RetentionCounts)[];
+export const RETENTION_KINDS = [
+  'timers',
+  'incidents',
+  'deliveries',
+  'notes',
+  'fixes',
+] as const satisfies readonly (keyof RetentionCounts)[];

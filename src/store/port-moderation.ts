@@ -46,7 +46,7 @@ export interface ModerationStore {
    * done) lose the same; their deliveries that are final get a masked number, no text and no
    * contact name; their notes lose their text. Open incidents and live timers are never touched;
    * a record is anonymised once (`redactedAt`). Returns how many records of each kind changed.
-   * Live-location fixes join here (a `fixes` count) once they are stored: see HOOK(live location) in both adapters.
+   * The meeting details go with the place, and the location trail of an anonymised timer is deleted (`fixes`).
    */
   redactClosed(before: Date, limit: number): Promise<RetentionCounts>;
 }

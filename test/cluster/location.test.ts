@@ -29,7 +29,8 @@ const YEARLY = '0 0 0 1 1 *';
 const env = (i: number): Record<string, string> => ({
   LOCATION_MIN_INTERVAL_SECONDS: '0',
   LOCATION_FLUSH_SECONDS: i === R3 ? '1' : '3600',
-  ...(i === R2 ? {} : { SWEEP_CRON: YEARLY }),
+  // r1 and r3 serve the API only: no cron sweep and no wake-ups at the deadlines they see armed
+  ...(i === R2 ? {} : { SWEEP_CRON: YEARLY, SWEEP_WAKE_UPS: 'off' }),
 });
 
 /** The SOS body texted for a timer, read from the shared store. */

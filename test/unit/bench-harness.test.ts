@@ -20,7 +20,7 @@ describe('bench harness', () => {
 
   it('reads the event-loop delay from the service metric, else from prom-client', () => {
     const own =
-      'vigil_event_loop_delay_seconds{replica="r1",quantile="0.5"} 0.001\nvigil_event_loop_delay_seconds{replica="r1",quantile="0.99"} 0.012\n';
+      'vigil_event_loop_delay_seconds{replica="r1",stat="p50"} 0.001\nvigil_event_loop_delay_seconds{replica="r1",stat="p99"} 0.012\n';
     const fallback = '# HELP x\nvigil_nodejs_eventloop_lag_p99_seconds{replica="r1"} 0.25\n';
     expect(eventLoopP99Ms(own + fallback)).toBeCloseTo(12);
     expect(eventLoopP99Ms(fallback)).toBeCloseTo(250);

@@ -17,10 +17,10 @@ const CLOSED_INCIDENT: IncidentStatus[] = ['resolved', 'false_alarm'];
 const CLOSED_TIMER: TimerStatus[] = ['safe', 'cancelled', 'expired'];
 const FINAL: DeliveryStatus[] = [...FINAL_DELIVERY];
 const UNREDACTED = { redactedAt: { $exists: false } };
-const PLACE = { locationName: 1, location: 1, displayName: 1 } as const;
+const PLACE = { locationName: 1, location: 1, displayName: 1, meeting: 1 } as const;
 
 export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promise<RetentionCounts> {
-  const counts: RetentionCounts = { timers: 0, incidents: 0, deliveries: 0, notes: 0 };
+  const counts: RetentionCounts = { timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 };
   if (limit <= 0) return counts;
   const now = await ctx.now();
   const expired = { status: { $in: CLOSED_INCIDENT }, resolvedAt: { $lt: before }, allClear: { $ne: 'pending' as const } };
@@ -100,6 +100,16 @@ export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promi
       counts.timers = r.modifiedCount;
     }
   }
-  // HOOK(live location): anonymise the location fixes of these closed timers here, once the fixes collection exists
+  // the trail of every anonymised timer goes with it
+  const redacted = await ctx.m.timers
+    .find({ redactedAt: { $exists: true } }, { _id: 1 })
+    .sort({ redactedAt: -1 })
+    .limit(limit)
+    .lean()
+    .exec();
+  if (redacted.length > 0) {
+    const f = await ctx.m.fixes.deleteMany({ timerId: { $in: redacted.map((t) => t._id) } }, { writeConcern: ctx.wc }).exec();
+    counts.fixes = f.deletedCount;
+  }
   return counts;
 }

@@ -33,14 +33,17 @@ export const MODERATION_SQL = Object.freeze({
   notesOfIncidents: 'SELECT * FROM incident_notes WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id',
 
   // ── retention ─────────────────────────────────────────────────────────────────
-  retentionTimers: `UPDATE timers SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, redacted_at = @now, updated_at = store_now()
+  // the trail of an anonymised timer (closed, its incident closed) is deleted with it
+  retentionFixes: `DELETE FROM location_fixes WHERE rowid IN (
+    SELECT f.rowid FROM location_fixes AS f JOIN timers AS t ON t.id = f.timer_id WHERE t.redacted_at IS NOT NULL LIMIT @limit)`,
+  retentionTimers: `UPDATE timers SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, meeting = NULL, redacted_at = @now, updated_at = store_now()
     WHERE id IN (
         SELECT t.id FROM timers AS t
         WHERE t.redacted_at IS NULL AND t.status IN ('safe','cancelled','expired') AND t.resolved_at < @before AND t.escalation IN ('none','done')
           AND NOT EXISTS (SELECT 1 FROM incidents AS i WHERE i.timer_id = t.id AND NOT (${INCIDENT_EXPIRED}))
         ORDER BY t.resolved_at LIMIT @limit)
     RETURNING id`,
-  retentionIncidents: `UPDATE incidents SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, redacted_at = @now, updated_at = store_now()
+  retentionIncidents: `UPDATE incidents SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, meeting = NULL, redacted_at = @now, updated_at = store_now()
     WHERE id IN (
         SELECT i.id FROM incidents AS i WHERE i.redacted_at IS NULL AND ${INCIDENT_EXPIRED}
           -- it waits while a delivery of it is still on its way or not anonymised yet

@@ -123,8 +123,8 @@ export class SqliteModeration implements ModerationStore {
       const notes = this.st.retentionNotes.all(b).length;
       const incidents = this.st.retentionIncidents.all(b).length;
       const timers = this.st.retentionTimers.all(b).length;
-      // HOOK(live location): anonymise the location fixes of these closed timers here, once the fixes table exists
-      return { timers, incidents, deliveries, notes };
+      const fixes = this.st.retentionFixes.run({ limit }).changes;
+      return { timers, incidents, deliveries, notes, fixes };
     });
     return run.immediate();
   }
