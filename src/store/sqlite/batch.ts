@@ -9,7 +9,7 @@ import type { Contact } from '../../domain/contact.js';
 import { deliveryKey, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
-import { toContact, toDelivery, toIncident, type ContactRow, type DeliveryRow, type IncidentRow } from './rows.js';
+import { incidentInsertParams, toContact, toDelivery, toIncident, type ContactRow, type DeliveryRow, type IncidentRow } from './rows.js';
 import type { BatchStatements } from './statements-batch.js';
 import type { Statements } from './statements.js';
 
@@ -25,19 +25,7 @@ export function escalateBatch(c: BatchCtx, items: EscalationItem[]): EscalationR
   const run = c.db.transaction((): EscalationResult[] => {
     const now = c.clock();
     return items.map(({ timer, fence, incidentId, recipients }) => {
-      const inserted = c.st.incidentInsert.get({
-        id: incidentId,
-        timerId: timer.id,
-        userId: timer.userId,
-        deadline: timer.expiresAt.getTime(),
-        now,
-        locationName: timer.locationName ?? null,
-        lat: timer.location?.lat ?? null,
-        lng: timer.location?.lng ?? null,
-        displayName: timer.displayName ?? null,
-        fence,
-        meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
-      }) as IncidentRow | undefined;
+      const inserted = c.st.incidentInsert.get(incidentInsertParams(timer, fence, incidentId, now)) as IncidentRow | undefined;
       const incident = toIncident(inserted ?? (c.st.incidentByTimer.get(timer.id) as IncidentRow));
       for (const r of recipients)
         c.st.deliveryInsert.run({

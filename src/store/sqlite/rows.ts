@@ -165,3 +165,20 @@ export function toDelivery(r: DeliveryRow): Delivery {
 }
 
 export const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, phone: r.phone });
+
+/** The parameters of `incidentInsert` for the incident of an expired timer (one place: both escalation paths use it). */
+export function incidentInsertParams(timer: Timer, fence: number, id: string, now: number) {
+  return {
+    id,
+    timerId: timer.id,
+    userId: timer.userId,
+    deadline: timer.expiresAt.getTime(),
+    now,
+    locationName: timer.locationName ?? null,
+    lat: timer.location?.lat ?? null,
+    lng: timer.location?.lng ?? null,
+    displayName: timer.displayName ?? null,
+    fence,
+    meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
+  };
+}

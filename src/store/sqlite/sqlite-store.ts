@@ -39,7 +39,17 @@ import { SqliteSafety } from './safety.js';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
 import type { NewNotification, Notification } from '../../domain/notification.js';
 import type { WarningWindow } from '../../domain/warning.js';
-import { toContact, toDelivery, toIncident, toTimer, type ContactRow, type DeliveryRow, type IncidentRow, type TimerRow } from './rows.js';
+import {
+  incidentInsertParams,
+  toContact,
+  toDelivery,
+  toIncident,
+  toTimer,
+  type ContactRow,
+  type DeliveryRow,
+  type IncidentRow,
+  type TimerRow,
+} from './rows.js';
 
 export interface SqliteOptions {
   /** path of the database file; created with its folder when missing */
@@ -331,19 +341,7 @@ export class SqliteStore implements Store {
 
   async openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {
     const now = this.clock();
-    const inserted = this.st.incidentInsert.get({
-      id,
-      timerId: timer.id,
-      userId: timer.userId,
-      deadline: timer.expiresAt.getTime(),
-      now,
-      locationName: timer.locationName ?? null,
-      lat: timer.location?.lat ?? null,
-      lng: timer.location?.lng ?? null,
-      displayName: timer.displayName ?? null,
-      fence,
-      meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
-    }) as IncidentRow | undefined;
+    const inserted = this.st.incidentInsert.get(incidentInsertParams(timer, fence, id, now)) as IncidentRow | undefined;
     if (inserted) return { incident: toIncident(inserted), created: true };
     const existing = this.st.incidentByTimer.get(timer.id) as IncidentRow;
     return { incident: toIncident(existing), created: false };
