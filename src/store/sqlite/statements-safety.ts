@@ -38,7 +38,8 @@ export const SAFETY_SQL = Object.freeze({
     WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND warned_at IS NULL
         AND expires_at <= @now + @beforeMs AND expires_at + @graceMs > @now AND expires_at - started_at > @beforeMs
         ORDER BY expires_at LIMIT @limit)
-      AND status IN ('active','extended') AND warned_at IS NULL
+      -- re-checked row by row; the unary + keeps the planner on the primary key (test/integration/sqlite-plans.test.ts)
+      AND +status IN ('active','extended') AND +warned_at IS NULL
     RETURNING *`,
 
   // ── inbox ─────────────────────────────────────────────────────────────────

@@ -37,7 +37,8 @@ export const SQL = Object.freeze({
   // @due: now minus the grace after the deadline
   timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = @fence
     WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @due ORDER BY expires_at LIMIT @limit)
-      AND status IN ('active','extended') AND expires_at <= @due
+      -- re-checked row by row; the unary + keeps the planner on the primary key (with the index, each claim walked every due timer)
+      AND +status IN ('active','extended') AND +expires_at <= @due
     RETURNING *`,
   timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
   timerMarkEscalated:
@@ -110,7 +111,8 @@ export const SQL = Object.freeze({
                 SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
             ORDER BY d.next_attempt_at LIMIT @limit))
         ORDER BY due LIMIT @limit)
-      AND ((status = 'pending' AND next_attempt_at <= @now) OR (status = 'sending' AND lease_until <= @now))
+      -- re-checked row by row; the unary + keeps the planner on the primary key (with the status index, every claim walked the whole due backlog: test/integration/sqlite-plans.test.ts)
+      AND ((+status = 'pending' AND +next_attempt_at <= @now) OR (+status = 'sending' AND +lease_until <= @now))
     RETURNING *`,
   deliveryRecordAttempt: `UPDATE deliveries SET status = @status, carrier = @carrier,
       provider_message_id = COALESCE(@providerMessageId, provider_message_id), last_error = @error,

@@ -1,0 +1,58 @@
+/**
+ * The claim statements stay O(batch), not O(backlog): each is `UPDATE … WHERE key IN
+ * (SELECT … LIMIT n) AND <re-check>`, and SQLite must find the rows of the outer UPDATE by
+ * their primary key. When the re-check could use the status index instead, the planner
+ * took it and every claim walked the whole due backlog (a 20,000-delivery burst made each
+ * of its ~1,000 claims read 20,000 rows): the unary `+` in the re-checks keeps it off.
+ * Guarded here with EXPLAIN QUERY PLAN on a real database file.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SQL } from '../../src/store/sqlite/statements.js';
+import { SAFETY_SQL } from '../../src/store/sqlite/statements-safety.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+
+let dir: string;
+let db: Database.Database;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vigil-plans-'));
+  const file = join(dir, 'vigil.db');
+  await (await SqliteStore.open({ file })).close(); // the migrations, as the service runs them
+  db = new Database(file, { readonly: true });
+  db.function('store_now', () => 0);
+});
+afterAll(() => {
+  db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The plan's top-level steps (the outer statement's own table access), as SQLite prints them. */
+function outerSteps(sql: string): string[] {
+  const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((m) => [m[1], 1]));
+  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { id: number; parent: number; detail: string }[];
+  return plan.filter((r) => r.parent === 0).map((r) => r.detail);
+}
+
+const claims: Record<string, [sql: string, table: string, pk: string]> = {
+  'deliveries claim (dispatcher)': [SQL.deliveriesClaim, 'deliveries', 'key=?'],
+  'due timers claim (sweep)': [SQL.timersClaimDue, 'timers', 'id=?'],
+  'warning claim (sweep)': [SAFETY_SQL.timersClaimWarning, 'timers', 'id=?'],
+};
+
+describe('SQLite claim statements read O(batch) rows, not the whole backlog', () => {
+  for (const [name, [sql, table, pk]] of Object.entries(claims)) {
+    it(`${name}: the outer UPDATE finds its rows by primary key`, () => {
+      const steps = outerSteps(sql);
+      const access = steps.filter((d) => d.includes(` ${table} `) || d.endsWith(` ${table}`));
+      expect(access, steps.join(' | ')).toHaveLength(1);
+      expect(access[0]).toMatch(
+        new RegExp(`^SEARCH ${table} USING (INTEGER PRIMARY KEY|INDEX sqlite_autoindex_${table}_1) \\(${pk.replace('?', '\\?')}\\)$`),
+      );
+      expect(steps.join(' | ')).not.toMatch(/MULTI-INDEX OR/);
+    });
+  }
+});
