@@ -7,6 +7,7 @@ import type { InboxPosition, NewNotification, Notification } from '../domain/not
 import { PAGE_SIZE } from '../domain/paging.js';
 import { notificationEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { GroupCommit } from './group-commit.js';
 
 /** Opaque cursor of the inbox: where the last page stopped (newest first). */
 export function encodeInboxCursor(p: InboxPosition): string {
@@ -25,14 +26,19 @@ export function decodeInboxCursor(raw: string): InboxPosition {
 }
 
 export class NotificationService {
+  /** the facts recorded in one turn of the event loop share one write (a burst of sent SOS texts: one commit, not one each) */
+  private readonly writes: GroupCommit<NewNotification, { notification: Notification; created: boolean }>;
+
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
-  ) {}
+  ) {
+    this.writes = new GroupCommit((list) => store.addNotifications(list));
+  }
 
   /** Record a fact unless already recorded; a new one is pushed to the person's sockets. */
   async record(n: NewNotification): Promise<Notification> {
-    const { notification, created } = await this.store.addNotification(n);
+    const { notification, created } = await this.writes.add(n);
     if (created) this.announce(notification);
     return notification;
   }

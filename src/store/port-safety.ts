@@ -68,6 +68,8 @@ export interface SafetyStore {
   claimWarnings(limit: number, window: WarningWindow): Promise<Warned[]>;
   /** Record a notification unless this person already has one with its key; `created` says which. */
   addNotification(n: NewNotification): Promise<{ notification: Notification; created: boolean }>;
+  /** `addNotification` for several at once (one write on SQLite), answers in order; a key repeated in the list is created once. */
+  addNotifications(list: NewNotification[]): Promise<{ notification: Notification; created: boolean }[]>;
   /** The person's notifications, newest first (createdAt, id). */
   listNotifications(userId: string, q?: NotificationQuery): Promise<Notification[]>;
   /** Mark one as read (idempotent: a read one stays as it was); `null` when not this person's. */

@@ -175,6 +175,19 @@ export function safetyCases(ctx: ContractContext): void {
   });
 
   describe('notifications', () => {
+    it_('addNotifications: one write for several, in order; a key already recorded or repeated in the list is created once', async () => {
+      const store = ctx.store();
+      const userId = randomUUID();
+      const first = await store.addNotification(note(userId, 'b0'));
+      const out = await store.addNotifications([note(userId, 'b1'), note(userId, 'b0'), note(userId, 'b2'), note(userId, 'b1')]);
+      expect(out.map((o) => o.created)).toEqual([true, false, true, false]);
+      expect(out[1]?.notification).toEqual(first.notification);
+      expect(out[3]?.notification).toEqual(out[0]?.notification);
+      expect(out.map((o) => o.notification.key)).toEqual(['b1', 'b0', 'b2', 'b1']);
+      expect((await store.listNotifications(userId)).map((n) => n.key).sort()).toEqual(['b0', 'b1', 'b2']);
+      expect(await store.addNotifications([])).toEqual([]);
+    });
+
     it_(
       'one per fact: the same key again returns the first; newest first, paged by (createdAt, id); unread; read; read-all; only the owner',
       async () => {

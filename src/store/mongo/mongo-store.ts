@@ -229,6 +229,7 @@ export class MongoStore implements Store {
   readonly markPanicTexted = this.op('markPanicTexted', safety.markPanicTexted);
   readonly claimWarnings = this.op('claimWarnings', safety.claimWarnings);
   readonly addNotification = this.op('addNotification', safety.addNotification);
+  readonly addNotifications = this.op('addNotifications', safety.addNotifications);
   readonly listNotifications = this.op('listNotifications', safety.listNotifications);
   readonly markNotificationRead = this.op('markNotificationRead', safety.markNotificationRead);
   readonly markAllNotificationsRead = this.op('markAllNotificationsRead', safety.markAllNotificationsRead);

@@ -206,6 +206,13 @@ export async function addNotification(ctx: Ctx, n: NewNotification): Promise<{ n
   return { notification: toNotification(existing), created: false };
 }
 
+/** One at a time, in order: a key repeated in the list finds the first one's entry. */
+export async function addNotifications(ctx: Ctx, list: NewNotification[]): Promise<{ notification: Notification; created: boolean }[]> {
+  const out: { notification: Notification; created: boolean }[] = [];
+  for (const n of list) out.push(await addNotification(ctx, n));
+  return out;
+}
+
 export async function listNotifications(ctx: Ctx, userId: string, q: NotificationQuery = {}): Promise<Notification[]> {
   if (noneWanted(q.limit)) return [];
   const limit = q.limit ?? PAGE_SIZE;

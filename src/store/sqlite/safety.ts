@@ -143,6 +143,16 @@ export class SqliteSafety {
     return this.insertNotification(n, this.clock());
   }
 
+  /** One transaction for the lot (one commit instead of one each). */
+  addNotifications(list: NewNotification[]): { notification: Notification; created: boolean }[] {
+    if (list.length === 0) return [];
+    const run = this.db.transaction(() => {
+      const now = this.clock();
+      return list.map((n) => this.insertNotification(n, now));
+    });
+    return run.immediate();
+  }
+
   private insertNotification(n: NewNotification, now: number): { notification: Notification; created: boolean } {
     const row = this.st.notificationInsert.get({
       id: n.id,

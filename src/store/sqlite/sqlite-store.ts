@@ -571,6 +571,10 @@ export class SqliteStore implements Store {
     return this.safety.addNotification(n);
   }
 
+  async addNotifications(list: NewNotification[]): Promise<{ notification: Notification; created: boolean }[]> {
+    return this.safety.addNotifications(list);
+  }
+
   async listNotifications(userId: string, q?: NotificationQuery): Promise<Notification[]> {
     return this.safety.listNotifications(userId, q);
   }
