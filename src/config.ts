@@ -54,7 +54,7 @@ export const EnvSchema = z.object({
   DELIVERY_BACKOFF_BASE_MS: int(2000, 1),
   DELIVERY_BACKOFF_CAP_MS: int(300000, 1),
   DELIVERY_LEASE_MS: int(30000, 100),
-  DELIVERY_MAX_IN_FLIGHT: int(64, 1),
+  DELIVERY_MAX_IN_FLIGHT: int(96, 1),
   SHUTDOWN_TIMEOUT_MS: int(25000, 0),
   BODY_LIMIT: z.string().default('16kb'),
   MONGODB_DB: optStr,

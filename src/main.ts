@@ -345,6 +345,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       tracing,
       pacing: chosen.pacing,
       onSosSent: (d) => notifications.record(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
+      // a burst: incidents first (one writer, one event loop), then its texts; never more than 3 s of texts held back
+      yieldTo: () => sweeper.escalatingBacklog(3000),
     });
     const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
     const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: config.sweep.lockTtlMs });

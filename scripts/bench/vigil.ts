@@ -117,7 +117,9 @@ function spawnReplica(env: Record<string, string>, logFile: string): Proc {
   const out = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', out, 'pipe'] });
+    // BENCH_NODE_ARGS: extra node flags for every replica (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof)
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    child = spawn(process.execPath, [...nodeArgs, MAIN], { env, stdio: ['ignore', out, 'pipe'] });
   } finally {
     closeSync(out);
   }

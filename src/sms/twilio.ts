@@ -76,9 +76,9 @@ class VigilRequestClient extends twilio.RequestClient {
     private readonly tracing: Tracing = noTracing(),
   ) {
     // autoRetry stays off: retries belong to the dispatcher, which backs off and dead-letters.
-    // 64 sockets: more than the dispatcher's default 50 sends in flight, so no send waits
+    // 128 sockets: more than the dispatcher's default 96 sends in flight, so no send waits
     // for a socket (and times out waiting) while Twilio is merely slow.
-    super({ timeout: deadlineMs, autoRetry: false, keepAlive: true, maxSockets: 64, maxTotalSockets: 64 });
+    super({ timeout: deadlineMs, autoRetry: false, keepAlive: true, maxSockets: 128, maxTotalSockets: 128 });
     // axios' `timeout` is a socket-idle timeout; a trickling answer would outlive it.
     this.axios.interceptors.request.use((config) => {
       config.signal ??= AbortSignal.timeout(this.deadlineMs);

@@ -49,10 +49,18 @@ export interface DispatchSettings {
   pacing?: Pacing;
   /** after an SOS text is recorded as sent (the person's inbox: "your contacts were texted") */
   onSosSent?: (d: Delivery) => Promise<unknown>;
+  /**
+   * True while this replica's sweep escalates a backlog (Sweeper.escalatingBacklog): claim no
+   * new texts until it is done (sends in flight go on). Whoever ends the wait ticks again: the
+   * scheduler after the sweep, or the heartbeat.
+   */
+  yieldTo?: () => boolean;
 }
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
+  /** work a finished send started that need not hold its slot (the inbox entry) */
+  private readonly followUps = new Set<Promise<void>>();
   private ticking: Promise<number> | undefined;
   private stopped = false;
   private readonly tracing: Tracing;
@@ -91,9 +99,13 @@ export class Dispatcher {
   }
 
   private async claimAndSend(): Promise<number> {
-    const { maxInFlight, leaseMs, pacing } = this.settings;
+    const { maxInFlight, leaseMs, pacing, yieldTo } = this.settings;
     const free = Math.min(maxInFlight - this.inFlight.size, pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
     if (free <= 0) return 0;
+    if (yieldTo?.()) {
+      this.backlog = false; // no refills while we wait: the sweep's end ticks again
+      return 0;
+    }
     const claimed = await this.store.claimDeliveries(free, leaseMs);
     this.backlog = claimed.length === free;
     // stopped while claiming: what was just leased is sent anyway (the store is still open
@@ -121,9 +133,14 @@ export class Dispatcher {
     });
   }
 
-  /** Wait for every send in flight (shutdown, tests). */
+  /** Wait for every send in flight and what they started (shutdown, tests). */
   async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0 || this.followUps.size > 0) await Promise.allSettled([...this.inFlight, ...this.followUps]);
+  }
+
+  private track(p: Promise<void>): void {
+    this.followUps.add(p);
+    void p.finally(() => this.followUps.delete(p));
   }
 
   get busy(): number {
@@ -240,7 +257,8 @@ export class Dispatcher {
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));
       if (recorded.kind === 'sos' && recorded.status === 'pending') await this.endAfterFalseAlarm(recorded);
-      if (recorded.kind === 'sos' && recorded.status === 'sent') await this.sosSent(recorded);
+      // the inbox entry does not hold the send slot: the next text need not wait for it (drain() does)
+      if (recorded.kind === 'sos' && recorded.status === 'sent') this.track(this.sosSent(recorded));
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
       this.metrics.loopErrors.inc({ loop: 'dispatch' });

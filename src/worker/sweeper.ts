@@ -24,7 +24,7 @@ export interface SweepSettings {
   batchSize: number;
   /** groups of a batch escalated concurrently (1 on a synchronous store: nothing to overlap, only the event loop to block) */
   concurrency: number;
-  /** timers escalated by one group-commit write (default 25: one short SQLite transaction, a block of the event loop of a few ms) */
+  /** timers escalated by one group-commit write (default 50: one SQLite transaction, a block of the event loop of about 10 ms; docs/performance-notes.md) */
   groupSize?: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
@@ -70,6 +70,18 @@ export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Pr
 export class Sweeper {
   private lockDown = false;
   private stopping = false;
+  /** when the running sweep claimed its first full batch (more is due than one claim takes); none when not behind */
+  private backlogSince: number | undefined;
+
+  /**
+   * This replica is escalating a backlog (the running sweep's last claim came back full), and
+   * has been for less than `maxMs`: the dispatcher claims no new texts meanwhile, so a burst's
+   * incidents are committed first, then its texts go out. Bounded, so a sweep that stays behind
+   * never holds the texts back for longer than `maxMs`.
+   */
+  escalatingBacklog(maxMs: number): boolean {
+    return this.backlogSince !== undefined && performance.now() - this.backlogSince < maxMs;
+  }
 
   /** Shutdown: the running sweep finishes what it claimed and claims nothing more; later sweeps do nothing. */
   stopClaiming(): void {
@@ -221,13 +233,18 @@ export class Sweeper {
     await this.warn(lost, report);
 
     // 2. claim due timers, batch after batch, while the lease holds
-    for (;;) {
-      await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
-      if (this.stopping || lost?.aborted) return;
-      const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
-      report.claimed += batch.length;
-      await this.escalateAll(batch, report);
-      if (batch.length < batchSize) return;
+    try {
+      for (;;) {
+        await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
+        if (this.stopping || lost?.aborted) return;
+        const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
+        report.claimed += batch.length;
+        if (batch.length === batchSize) this.backlogSince ??= performance.now();
+        await this.escalateAll(batch, report);
+        if (batch.length < batchSize) return;
+      }
+    } finally {
+      this.backlogSince = undefined;
     }
   }
 
@@ -245,7 +262,7 @@ export class Sweeper {
   }
 
   private async escalateAll(timers: Timer[], report: SweepReport): Promise<void> {
-    const size = Math.max(1, this.settings.groupSize ?? 25);
+    const size = Math.max(1, this.settings.groupSize ?? 50);
     const groups: Timer[][] = [];
     for (let i = 0; i < timers.length; i += size) groups.push(timers.slice(i, i + size));
     await mapLimit(groups, this.settings.concurrency, async (group) => {
