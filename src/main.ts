@@ -54,6 +54,7 @@ import { Escalator } from './worker/escalator.js';
 import { LocationFlusher } from './worker/location-flush.js';
 import { RetentionJob } from './worker/retention.js';
 import { Scheduler } from './worker/scheduler.js';
+import { SweepBacklog } from './worker/sweep-backlog.js';
 import { Sweeper } from './worker/sweeper.js';
 
 export interface Vigil {
@@ -338,6 +339,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       panics: panic,
       warnings: new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize }),
     });
+    // any replica's sweep behind (a deadline claimed late by more than 250 ms): seen by every replica through the store
+    const backlog = new SweepBacklog(store, { behindMs: 250 + config.warning.graceMs, refreshMs: 100 });
     const dispatcher = new Dispatcher(store, carrier, realtime.publisher, metrics, log, {
       maxInFlight: config.delivery.maxInFlight,
       leaseMs: config.delivery.leaseMs,
@@ -345,8 +348,9 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       tracing,
       pacing: chosen.pacing,
       onSosSent: (d) => notifications.record(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
-      // a burst: incidents first (one writer, one event loop), then its texts; never more than 3 s of texts held back
-      yieldTo: () => sweeper.escalatingBacklog(3000),
+      // a burst: incidents first (one writer, one event loop), then its texts; never more than 5 s of texts held back
+      yieldTo: () => sweeper.escalatingBacklog() || backlog.behind(),
+      yieldMaxMs: 5000,
     });
     const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
     const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: config.sweep.lockTtlMs });

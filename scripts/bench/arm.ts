@@ -78,12 +78,19 @@ export async function setContacts(vigil: Vigil, ps: Person[]): Promise<number> {
 /**
  * Arm one timer per person so that it falls due at `targets[i]` (epoch ms): the duration is
  * rounded to whole seconds at the moment of the request, so the deadline lands within
- * ±500 ms of the target. A target too close for TIMER_MIN_SECONDS=1 is an error: the
- * caller left too little lead.
+ * ±500 ms of the target. With `exact`, each request instead waits for the moment that makes
+ * its whole-second duration land on the target (all requests in flight at once: for a few
+ * hundred people whose deadlines must really spread, such as the check-ins; rounding alone
+ * puts them on one or two instants). A target too close for TIMER_MIN_SECONDS=1 is an
+ * error: the caller left too little lead.
  */
-export async function armTimers(vigil: Vigil, ps: Person[], targets: number[]): Promise<Armed[]> {
-  return pool(ps, CONCURRENCY, async (p, i) => {
+export async function armTimers(vigil: Vigil, ps: Person[], targets: number[], o: { exact?: boolean } = {}): Promise<Armed[]> {
+  return pool(ps, o.exact ? ps.length : CONCURRENCY, async (p, i) => {
     const target = targets[i] ?? 0;
+    if (o.exact) {
+      const whole = Math.floor((target - Date.now()) / 1000);
+      if (whole >= 1) await new Promise((r) => setTimeout(r, Math.max(0, target - whole * 1000 - Date.now())));
+    }
     const durationSeconds = Math.round((target - Date.now()) / 1000);
     if (durationSeconds < 1) throw new Error(`arming fell behind: timer ${i} would be due in ${durationSeconds} s (raise the lead)`);
     const r = await call(vigil, i, p.token, 'POST', '/v1/timers', { durationSeconds, locationName: 'Bench café' });

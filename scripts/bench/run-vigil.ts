@@ -64,10 +64,12 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     );
     const armed = await armTimers(vigil, burst, targets);
     // check-in people fall due 1–3 s after the burst, while it escalates, and tap 1 s before
+    // spread over the 2 s for real: each arm request is timed so its whole-second duration lands on the target
     const safeArmed = await armTimers(
       vigil,
       safe,
       safe.map((_, j) => t0 + 1000 + (j / Math.max(1, checkins)) * 2000),
+      { exact: true },
     );
     const deadlines = armed.map((a) => a.expiresAt);
     const first = min(deadlines);

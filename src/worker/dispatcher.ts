@@ -50,11 +50,14 @@ export interface DispatchSettings {
   /** after an SOS text is recorded as sent (the person's inbox: "your contacts were texted") */
   onSosSent?: (d: Delivery) => Promise<unknown>;
   /**
-   * True while this replica's sweep escalates a backlog (Sweeper.escalatingBacklog): claim no
-   * new texts until it is done (sends in flight go on). Whoever ends the wait ticks again: the
-   * scheduler after the sweep, or the heartbeat.
+   * True while a sweep escalates a backlog (Sweeper.escalatingBacklog on this replica,
+   * SweepBacklog for any replica): claim no new texts meanwhile (sends in flight go on), for
+   * at most `yieldMaxMs`, then claim regardless for as long before waiting again. Whoever
+   * ends the wait ticks again: the scheduler after the sweep, or the heartbeat.
    */
   yieldTo?: () => boolean;
+  /** longest wait for `yieldTo` (ms, default 3000) */
+  yieldMaxMs?: number;
 }
 
 export class Dispatcher {
@@ -67,6 +70,9 @@ export class Dispatcher {
   private readonly outcomes: OutcomeBatcher;
   /** the last claim was full: more is probably due, so a freed slot claims again at once */
   private backlog = false;
+  /** since when claims wait for a sweep's backlog (yieldTo); until when they may not wait again */
+  private yieldingSince: number | undefined;
+  private noYieldUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: Store,
@@ -102,8 +108,8 @@ export class Dispatcher {
     const { maxInFlight, leaseMs, pacing, yieldTo } = this.settings;
     const free = Math.min(maxInFlight - this.inFlight.size, pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
     if (free <= 0) return 0;
-    if (yieldTo?.()) {
-      this.backlog = false; // no refills while we wait: the sweep's end ticks again
+    if (yieldTo && this.yielding(yieldTo)) {
+      this.backlog = false; // no refills while we wait: the sweep's end (or the heartbeat) ticks again
       return 0;
     }
     const claimed = await this.store.claimDeliveries(free, leaseMs);
@@ -118,6 +124,21 @@ export class Dispatcher {
       this.inFlight.add(p);
     }
     return claimed.length;
+  }
+
+  /** Whether to wait for a sweep's backlog now: yes while it lasts, at most yieldMaxMs, then not for as long. */
+  private yielding(yieldTo: () => boolean): boolean {
+    const now = performance.now();
+    const max = this.settings.yieldMaxMs ?? 3000;
+    if (now < this.noYieldUntil || !yieldTo()) {
+      this.yieldingSince = undefined;
+      return false;
+    }
+    this.yieldingSince ??= now;
+    if (now - this.yieldingSince < max) return true;
+    this.yieldingSince = undefined;
+    this.noYieldUntil = now + max;
+    return false;
   }
 
   /** A send finished while a backlog waits: claim again once a quarter of the slots is free (fewer, larger claims). */

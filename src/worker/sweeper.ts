@@ -70,17 +70,16 @@ export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Pr
 export class Sweeper {
   private lockDown = false;
   private stopping = false;
-  /** when the running sweep claimed its first full batch (more is due than one claim takes); none when not behind */
+  /** when the running sweep claimed its first full batch; none when not behind */
   private backlogSince: number | undefined;
 
   /**
-   * This replica is escalating a backlog (the running sweep's last claim came back full), and
-   * has been for less than `maxMs`: the dispatcher claims no new texts meanwhile, so a burst's
-   * incidents are committed first, then its texts go out. Bounded, so a sweep that stays behind
-   * never holds the texts back for longer than `maxMs`.
+   * This replica is escalating a backlog (the running sweep claimed a full batch, so more is
+   * due than one claim takes): the dispatcher claims no new texts meanwhile (it bounds the
+   * wait), so a burst's incidents are committed first, then its texts go out.
    */
-  escalatingBacklog(maxMs: number): boolean {
-    return this.backlogSince !== undefined && performance.now() - this.backlogSince < maxMs;
+  escalatingBacklog(): boolean {
+    return this.backlogSince !== undefined;
   }
 
   /** Shutdown: the running sweep finishes what it claimed and claims nothing more; later sweeps do nothing. */

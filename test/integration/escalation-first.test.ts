@@ -74,7 +74,8 @@ describe('escalation first, then texts', () => {
       maxInFlight: 64,
       leaseMs: 30_000,
       retry: { maxAttempts: 6, baseMs: 1000, capMs: 10_000 },
-      yieldTo: () => sweeper.escalatingBacklog(maxYieldMs),
+      yieldTo: () => sweeper.escalatingBacklog(),
+      yieldMaxMs: maxYieldMs,
     });
     let sweeping = true;
     const ticking = (async () => {
