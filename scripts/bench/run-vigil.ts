@@ -56,7 +56,9 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     const burst = people(vigil, BURST, n);
     const safe = people(vigil, SAFE, checkins);
     const rate = await setContacts(vigil, [...burst, ...safe]);
-    const lead = w.kind === 'steady' ? Math.max(5000, armLeadMs(n, rate) - w.seconds * 1000) : armLeadMs(n + checkins, rate);
+    // every timer armed before the first deadline, steady runs too (as BullMQ adds its jobs up front): the
+    // figures are the engine's, not arming traffic's (an earlier harness overlapped them and said so in the notes)
+    const lead = armLeadMs(n + checkins, rate);
     const t0 = Date.now() + lead;
     const targets = burst.map((_, i) => (w.kind === 'steady' ? t0 + (i * 1000) / w.rate : t0));
     ctx.log(
