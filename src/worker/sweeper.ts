@@ -24,7 +24,7 @@ export interface SweepSettings {
   batchSize: number;
   /** groups of a batch escalated concurrently (1 on a synchronous store: nothing to overlap, only the event loop to block) */
   concurrency: number;
-  /** timers escalated by one group-commit write (default 50: one SQLite transaction, a block of the event loop of about 10 ms; docs/performance-notes.md) */
+  /** timers escalated by one group-commit write (default 50: one SQLite transaction, a block of the event loop of about 20 ms; docs/performance-notes.md) */
   groupSize?: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
