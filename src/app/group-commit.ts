@@ -2,7 +2,7 @@
  * Group commit: calls made in the same turn of the event loop are written together, with one
  * store write for the lot (one SQLite transaction, one commit) instead of one commit each.
  * Each caller still gets its own answer, or the write's error. Used for delivery outcomes
- * (worker/outcome-batch.ts) and the inbox entries a burst of sent SOS texts records.
+ * (worker/dispatcher.ts) and the inbox entries a burst of sent SOS texts records.
  */
 interface Waiting<I, O> {
   item: I;

@@ -4,7 +4,7 @@
  * slow or bad number never holds back the rest. A lease that lapses (crash, hang) makes
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
- * Outcomes are recorded in groups (./outcome-batch.ts: one write for the sends that finish
+ * Outcomes are recorded in groups (app/group-commit.ts: one write for the sends that finish
  * together). While claims come back full, every finished send frees a slot and the
  * dispatcher claims again at once (a backlog drains at the carrier's pace, not one claim
  * per tick); with a per-carrier rate (`pacing`) it claims only what can start within half
@@ -18,6 +18,7 @@
  */
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { GroupCommit } from '../app/group-commit.js';
 import {
   allClearStep,
   attemptMayHaveBeenAccepted,
@@ -33,9 +34,9 @@ import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
 import type { Carrier, OutgoingSms } from '../sms/port.js';
 import type { Pacing } from '../sms/rate-limited.js';
+import type { AttemptRecord } from '../store/port-batch.js';
 import type { Store } from '../store/port.js';
 import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
-import { OutcomeBatcher } from './outcome-batch.js';
 
 export interface DispatchSettings {
   /** most sends in flight at once on this replica */
@@ -67,7 +68,8 @@ export class Dispatcher {
   private ticking: Promise<number> | undefined;
   private stopped = false;
   private readonly tracing: Tracing;
-  private readonly outcomes: OutcomeBatcher;
+  /** the outcomes of the sends that finish in one turn: one `recordAttempts` write (null: the lease was lost) */
+  private readonly outcomes: GroupCommit<AttemptRecord, Delivery | null>;
   /** the last claim was full: more is probably due, so a freed slot claims again at once */
   private backlog = false;
   /** since when claims wait for a sweep's backlog (yieldTo); until when they may not wait again */
@@ -84,7 +86,7 @@ export class Dispatcher {
     private readonly random: () => number = Math.random,
   ) {
     this.tracing = settings.tracing ?? noTracing();
-    this.outcomes = new OutcomeBatcher(store);
+    this.outcomes = new GroupCommit((list) => store.recordAttempts(list));
   }
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
@@ -241,7 +243,7 @@ export class Dispatcher {
       }
       const o = outcomeOf(retry, Math.min(d.attempts, retry.maxAttempts), result, this.random);
       const now = await this.store.now();
-      const recorded = await this.outcomes.record({
+      const recorded = await this.outcomes.add({
         key: d.key,
         attempt: d.attempts,
         outcome: {

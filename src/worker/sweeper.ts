@@ -70,8 +70,8 @@ export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Pr
 export class Sweeper {
   private lockDown = false;
   private stopping = false;
-  /** when the running sweep claimed its first full batch; none when not behind */
-  private backlogSince: number | undefined;
+  /** the running sweep has claimed a full batch (see escalatingBacklog) */
+  private inBacklog = false;
 
   /**
    * This replica is escalating a backlog (the running sweep claimed a full batch, so more is
@@ -79,7 +79,7 @@ export class Sweeper {
    * wait), so a burst's incidents are committed first, then its texts go out.
    */
   escalatingBacklog(): boolean {
-    return this.backlogSince !== undefined;
+    return this.inBacklog;
   }
 
   /** Shutdown: the running sweep finishes what it claimed and claims nothing more; later sweeps do nothing. */
@@ -238,12 +238,12 @@ export class Sweeper {
         if (this.stopping || lost?.aborted) return;
         const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
         report.claimed += batch.length;
-        if (batch.length === batchSize) this.backlogSince ??= performance.now();
+        if (batch.length === batchSize) this.inBacklog = true;
         await this.escalateAll(batch, report);
         if (batch.length < batchSize) return;
       }
     } finally {
-      this.backlogSince = undefined;
+      this.inBacklog = false;
     }
   }
 

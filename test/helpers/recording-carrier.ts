@@ -18,3 +18,16 @@ export class RecordingCarrier implements Carrier {
       .map((s) => s.body);
   }
 }
+
+/** Accepts every text after `latencyMs`; records when each send arrived (performance.now()). */
+export class LatencyCarrier implements Carrier {
+  readonly name = 'fake';
+  readonly arrivals: number[] = [];
+  constructor(private readonly latencyMs: number) {}
+
+  async send(sms: OutgoingSms): Promise<AttemptResult> {
+    this.arrivals.push(performance.now());
+    await new Promise((r) => setTimeout(r, this.latencyMs));
+    return { ok: true, carrier: this.name, providerMessageId: `fake:${sms.idempotencyKey}` };
+  }
+}

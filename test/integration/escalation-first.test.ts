@@ -11,26 +11,15 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SmsBudget } from '../../src/app/sms-budget.js';
-import type { AttemptResult } from '../../src/domain/delivery.js';
 import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Dispatcher } from '../../src/worker/dispatcher.js';
 import { Escalator } from '../../src/worker/escalator.js';
 import { Sweeper } from '../../src/worker/sweeper.js';
+import { LatencyCarrier } from '../helpers/recording-carrier.js';
 import { eventually } from '../helpers/vigil.js';
-
-class FakeCarrier implements Carrier {
-  readonly name = 'fake';
-  readonly arrivals: number[] = [];
-  async send(sms: OutgoingSms): Promise<AttemptResult> {
-    this.arrivals.push(performance.now());
-    await new Promise((r) => setTimeout(r, 5));
-    return { ok: true, carrier: this.name, providerMessageId: `fake:${sms.idempotencyKey}` };
-  }
-}
 
 const log = createLogger({ level: 'silent' });
 const TIMERS = 600;
@@ -69,7 +58,7 @@ describe('escalation first, then texts', () => {
       concurrency: 1,
       maxEscalationAttempts: 5,
     });
-    const carrier = new FakeCarrier();
+    const carrier = new LatencyCarrier(5);
     const dispatcher = new Dispatcher(store, carrier, { publish() {} }, metrics, log, {
       maxInFlight: 64,
       leaseMs: 30_000,

@@ -8,26 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deliveryKey, type AttemptResult } from '../../src/domain/delivery.js';
+import { deliveryKey } from '../../src/domain/delivery.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import { RateLimitedCarrier } from '../../src/sms/rate-limited.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Dispatcher } from '../../src/worker/dispatcher.js';
+import { LatencyCarrier } from '../helpers/recording-carrier.js';
 import { eventually } from '../helpers/vigil.js';
-
-/** Answers after `latencyMs`; records when each send arrived (performance.now()). */
-class FakeCarrier implements Carrier {
-  readonly name = 'fake';
-  readonly arrivals: number[] = [];
-  constructor(private readonly latencyMs: number) {}
-  async send(sms: OutgoingSms): Promise<AttemptResult> {
-    this.arrivals.push(performance.now());
-    await new Promise((r) => setTimeout(r, this.latencyMs));
-    return { ok: true, carrier: this.name, providerMessageId: `fake:${sms.idempotencyKey}` };
-  }
-}
 
 /** The most sends any window of `windowMs` holds (windows starting at each send: the worst case). */
 function busiestWindow(times: number[], windowMs: number): number {
@@ -56,7 +44,7 @@ describe('sms pacing', () => {
 
   it('a carrier limited to N/s never gets more than N sends in any one-second window', async () => {
     const N = 20;
-    const fake = new FakeCarrier(5);
+    const fake = new LatencyCarrier(5);
     const limited = new RateLimitedCarrier(fake, N);
     await Promise.all(Array.from({ length: 3 * N }, (_, i) => limited.send({ to: '+14155550100', body: 'x', idempotencyKey: `k${i}` })));
     expect(fake.arrivals).toHaveLength(3 * N);
@@ -89,7 +77,7 @@ describe('sms pacing', () => {
         body: 'sos',
       })),
     );
-    const fake = new FakeCarrier(50);
+    const fake = new LatencyCarrier(50);
     const limited = new RateLimitedCarrier(fake, N);
     const metrics = createMetrics({ replica: 'pacing', collectDefault: false });
     // a lease of 2 s: claims must stay within what starts in 1 s, or leased deliveries would lapse while queued
