@@ -1,7 +1,8 @@
 /**
  * Embedded store: one SQLite file (better-sqlite3, WAL) that several processes on one
  * host may share. Every transition is one `UPDATE … WHERE <allowed states> RETURNING *`;
- * multi-row writes run in IMMEDIATE transactions, so writers queue on the file lock.
+ * every write runs in an IMMEDIATE transaction taken by the WriteGate (./write-gate.ts), so
+ * writers queue on the file lock without blocking their event loops.
  * The SQL lives in ./statements.ts. Every operation runs behind guard(): a file held
  * locked past the busy timeout or a closed store is `Unavailable` (503), as on MongoDB.
  */
@@ -36,6 +37,7 @@ import { prepareBatch } from './statements-batch.js';
 import { SqliteModeration } from './moderation.js';
 import { prepareAll, type Statements } from './statements.js';
 import { SqliteSafety } from './safety.js';
+import { WriteGate, type WriteGateStats } from './write-gate.js';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
 import type { NewNotification, Notification } from '../../domain/notification.js';
 import type { WarningWindow } from '../../domain/warning.js';
@@ -57,9 +59,9 @@ export interface SqliteOptions {
   /** the store's clock; defaults to the system clock (shared by every process on the host) */
   clock?: () => number;
   /**
-   * how long a writer waits for another process's write lock (ms), default 2500. The wait
-   * blocks the event loop (better-sqlite3 is synchronous), lease renewal included: keep it
-   * well under the lock TTL.
+   * how long a writer waits for another process's write lock (ms), default 2500. The store's
+   * operations wait in the WriteGate, off the event loop; SQLite's busy handler (which blocks
+   * it) is left to the rare read that finds the file locked, and to recovery.
    */
   busyTimeoutMs?: number;
   /** how long after its stamp a write may still be committing (ms), default 1000; list cursors lag by it */
@@ -73,7 +75,89 @@ export interface SqliteOptions {
   synchronous?: 'full' | 'normal';
 }
 
-const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations']);
+const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperations', 'writeGateStats']);
+/**
+ * The operations that write: each takes the write lock through the WriteGate (./write-gate.ts),
+ * which waits for another process's lock without blocking the event loop. The others only
+ * read (in WAL mode a reader never waits for the writer) and run as they are. A new method
+ * must be listed in one of the two (test/unit/sqlite-write-gate.test.ts checks it); one
+ * missing from WRITES still works, waiting in SQLite's busy handler as before.
+ */
+export const SQLITE_WRITES: ReadonlySet<string> = new Set([
+  'armTimer',
+  'extendTimer',
+  'resolveTimer',
+  'extendTimerKeyed',
+  'resolveTimerKeyed',
+  'extendNow', // the private helpers behind the four above
+  'resolveNow',
+  'keyed',
+  'claimDueTimers',
+  'markEscalated',
+  'recordEscalationFailure',
+  'retryEscalation',
+  'openIncident',
+  'transitionIncident',
+  'markAllClearDone',
+  'addDeliveries',
+  'claimDeliveries',
+  'recordAttempt',
+  'supersedePendingSos',
+  'supersedeClaimed',
+  'applyReceipt',
+  'resendDelivery',
+  'cancelPendingDeliveries',
+  'addIncidentNote',
+  'redactClosed',
+  'replaceContacts',
+  'escalateBatch',
+  'recordAttempts',
+  'addFixes',
+  'raisePanic',
+  'markPanicTexted',
+  'claimWarnings',
+  'addNotification',
+  'addNotifications',
+  'markNotificationRead',
+  'markAllNotificationsRead',
+]);
+export const SQLITE_READS: ReadonlySet<string> = new Set([
+  'now',
+  'changeLagMs',
+  'getTimer',
+  'listTimers',
+  'pendingEscalations',
+  'failedEscalations',
+  'overdue',
+  'maxRecordedFence',
+  'countPendingEscalations',
+  'stateCounts',
+  'getIncident',
+  'incidentForTimer',
+  'listIncidents',
+  'pendingAllClears',
+  'deliveriesFor',
+  'getDelivery',
+  'countDeliveriesSince',
+  'deliveryBacklog',
+  'notesFor',
+  'listAudit',
+  'getContacts',
+  'incidentsForTimers',
+  'contactsOf',
+  'countDeliveriesSinceMany',
+  'nextDeadline',
+  'listFixes',
+  'lastFix',
+  'pendingPanicTexts',
+  'listNotifications',
+]);
+/** every prototype method the store puts behind guard() (for the test that each is a read or a write) */
+export function sqliteOperations(): string[] {
+  return Object.getOwnPropertyNames(SqliteStore.prototype).filter(
+    (n) => !UNGUARDED.has(n) && typeof Object.getOwnPropertyDescriptor(SqliteStore.prototype, n)?.value === 'function',
+  );
+}
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -84,17 +168,24 @@ export class SqliteStore implements Store {
   private readonly clock: () => number;
   private readonly lagMs: number;
   private readonly location: SqliteLocation;
+  private readonly gate: WriteGate;
   private closed = false;
 
   private constructor(opts: SqliteOptions) {
     mkdirSync(dirname(opts.file), { recursive: true });
     // `timeout` is SQLite's busy timeout: how long a writer waits for another process's lock
     this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 2500 });
+    this.gate = new WriteGate(this.db, opts.busyTimeoutMs ?? 2500);
+
     this.clock = opts.clock ?? Date.now;
     this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(opts.synchronous === 'normal' ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
+    // statement journals (the undo of one statement or savepoint inside a transaction; never
+    // needed after a crash: the WAL is the durable part) in memory, not spilled to a temp file
+    // once past 64 KiB: a 10,000 burst's group commits wrote them at every group (docs/performance-notes.md)
+    this.db.pragma('temp_store = MEMORY');
     migrate(this.db);
     // read by statements while they run, i.e. once the write lock is held (see ./statements.ts)
     this.db.function('store_now', { deterministic: false }, () => this.clock());
@@ -115,9 +206,12 @@ export class SqliteStore implements Store {
       const fn: unknown = Object.getOwnPropertyDescriptor(SqliteStore.prototype, name)?.value;
       if (UNGUARDED.has(name) || typeof fn !== 'function') continue;
       const method = fn as (...args: unknown[]) => unknown;
+      const call = SQLITE_WRITES.has(name)
+        ? (args: unknown[]) => () => this.gate.run(() => method.apply(this, args))
+        : (args: unknown[]) => () => method.apply(this, args);
       // an ordinary own property (as a class field would be), so proxies and spies over the store still work
       Object.defineProperty(this, name, {
-        value: (...args: unknown[]) => this.guard(name, () => method.apply(this, args)),
+        value: (...args: unknown[]) => this.guard(name, call(args)),
         writable: true,
         configurable: true,
         enumerable: false,
@@ -155,6 +249,11 @@ export class SqliteStore implements Store {
     return this.st.ping.get() !== undefined;
   }
 
+  /** how many writes found the lock free, waited for another process, or gave up (since the store opened) */
+  writeGateStats(): WriteGateStats {
+    return { ...this.gate.stats };
+  }
+
   changeLagMs(): number {
     return this.lagMs;
   }
@@ -162,6 +261,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.gate.close(new TypeError('The database connection is not open'));
     this.db.close();
   }
 

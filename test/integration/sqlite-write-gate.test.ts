@@ -1,0 +1,166 @@
+/**
+ * The SQLite store waits for another process's write lock off the event loop (WriteGate):
+ * while the file is locked, this process still answers (reads, timers, other requests);
+ * its waiting writes run in the order they were made once the lock goes; a write that waits
+ * too long fails as store_busy and changes nothing. On a shared file, SQLite's own busy
+ * handler slept with the event loop blocked: one replica's burst stalled every other
+ * replica's check-ins.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SQLITE_READS, SQLITE_WRITES, SqliteStore, sqliteOperations } from '../../src/store/sqlite/sqlite-store.js';
+import { WriteGate } from '../../src/store/sqlite/write-gate.js';
+
+// another process (a second connection in this one would block it: better-sqlite3 is
+// synchronous) takes the write lock and holds it until its stdin closes
+const HOLDER = `
+const Database = require('better-sqlite3');
+const db = new Database(process.argv[1]);
+db.exec('BEGIN IMMEDIATE');
+process.stdout.write('locked\\n');
+process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });
+process.stdin.resume();
+`;
+
+interface Holder {
+  release(): Promise<void>;
+}
+
+async function holdWriteLock(file: string): Promise<Holder> {
+  const child: ChildProcess = spawn(process.execPath, ['-e', HOLDER, file], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) if (line === 'locked') break;
+  let released: Promise<void> | undefined;
+  return {
+    release() {
+      released ??= (async () => {
+        if (child.exitCode !== null) return;
+        child.stdin!.end();
+        await once(child, 'exit');
+      })();
+      return released;
+    },
+  };
+}
+
+/** settles → its state; still pending after a few event-loop turns → 'pending' */
+async function state(p: Promise<unknown>): Promise<'pending' | 'fulfilled' | 'rejected'> {
+  let s: 'pending' | 'fulfilled' | 'rejected' = 'pending';
+  p.then(
+    () => (s = 'fulfilled'),
+    () => (s = 'rejected'),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  return s;
+}
+
+const contact = (name: string) => ({ id: `c-${name}`, name, phone: '+14155550100' });
+
+let dir: string;
+let file: string;
+let holder: Holder | undefined;
+let store: SqliteStore | undefined;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vigil-gate-'));
+  file = join(dir, 'vigil.db');
+  await (await SqliteStore.open({ file })).close(); // the migrations, before anyone holds the lock
+});
+
+afterEach(async () => {
+  await holder?.release();
+  holder = undefined;
+  await store?.close();
+  store = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SQLite write gate', () => {
+  it('every store operation is listed as a read or as a write, not both', () => {
+    const ops = sqliteOperations();
+    expect(ops.length).toBeGreaterThan(50);
+    const unlisted = ops.filter((n) => !SQLITE_READS.has(n) && !SQLITE_WRITES.has(n));
+    const both = ops.filter((n) => SQLITE_READS.has(n) && SQLITE_WRITES.has(n));
+    const unknown = [...SQLITE_READS, ...SQLITE_WRITES].filter((n) => !ops.includes(n));
+    expect({ unlisted, both, unknown }).toEqual({ unlisted: [], both: [], unknown: [] });
+  });
+
+  it('free event loop: a write waiting for another process lock is pending while reads and timers of this process go on; it runs once the lock goes', async () => {
+    store = await SqliteStore.open({ file, busyTimeoutMs: 60_000 });
+    await store.replaceContacts('u1', [contact('before')]);
+    holder = await holdWriteLock(file);
+
+    const write = store.replaceContacts('u1', [contact('after')]);
+    // with SQLite's busy handler the call itself would block until the lock went or the timeout ran out
+    expect(await state(write)).toBe('pending');
+    const ticked = await new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 20));
+    expect(ticked).toBe(true);
+    expect((await store.getContacts('u1')).map((c) => c.name)).toEqual(['before']); // reads answer (WAL)
+    expect(await state(write)).toBe('pending');
+
+    await holder.release();
+    expect((await write).map((c) => c.name)).toEqual(['after']);
+    expect((await store.getContacts('u1')).map((c) => c.name)).toEqual(['after']);
+    expect(store.writeGateStats()).toMatchObject({ waited: 1, timedOut: 0 });
+  });
+
+  it('order: writes of one process that wait for the lock commit in the order they were made', async () => {
+    store = await SqliteStore.open({ file, busyTimeoutMs: 60_000 });
+    holder = await holdWriteLock(file);
+    const done: string[] = [];
+    const writes = ['a', 'b', 'c', 'd', 'e'].map((n) =>
+      store!.replaceContacts('u2', [contact(n)]).then(() => {
+        done.push(n);
+      }),
+    );
+    expect(await state(Promise.all(writes))).toBe('pending');
+    await holder.release();
+    await Promise.all(writes);
+    expect(done).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect((await store.getContacts('u2')).map((c) => c.name)).toEqual(['e']);
+  });
+
+  it('a write that waits past the busy timeout fails as store_busy and changes nothing', async () => {
+    store = await SqliteStore.open({ file, busyTimeoutMs: 100 });
+    await store.replaceContacts('u3', [contact('kept')]);
+    holder = await holdWriteLock(file);
+    await expect(store.replaceContacts('u3', [contact('lost')])).rejects.toMatchObject({ code: 'store_busy' });
+    expect(store.writeGateStats()).toMatchObject({ timedOut: 1 });
+    await holder.release();
+    expect((await store.getContacts('u3')).map((c) => c.name)).toEqual(['kept']);
+  });
+
+  it('closing the store fails the writes still waiting as store_closed', async () => {
+    store = await SqliteStore.open({ file, busyTimeoutMs: 60_000 });
+    holder = await holdWriteLock(file);
+    const write = store.replaceContacts('u4', [contact('x')]);
+    expect(await state(write)).toBe('pending');
+    await store.close();
+    await expect(write).rejects.toMatchObject({ code: 'store_closed' });
+  });
+
+  it('a write that throws rolls its whole transaction back: nothing of it stays, and the next write runs', () => {
+    const db = new Database(file);
+    try {
+      db.exec('CREATE TABLE t (v INTEGER)');
+      const gate = new WriteGate(db, 1000);
+      expect(() =>
+        gate.run(() => {
+          db.prepare('INSERT INTO t VALUES (1)').run(); // an autocommit statement of its own before the gate
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(db.inTransaction).toBe(false);
+      expect(gate.run(() => db.prepare('INSERT INTO t VALUES (2)').run().changes)).toBe(1);
+      expect(db.prepare('SELECT v FROM t').pluck().all()).toEqual([2]);
+    } finally {
+      db.close();
+    }
+  });
+});
