@@ -144,9 +144,25 @@ export class LocationService {
    * nothing readable the SOS uses the point given on arming.
    */
   async atEscalation(timer: Timer): Promise<StoredFix | null> {
+    return (await this.atEscalationMany([timer]))[0] ?? null;
+  }
+
+  /** atEscalation for a sweep's group: one cache read (one round trip to Redis) for all of its timers. */
+  async atEscalationMany(timers: Timer[]): Promise<(StoredFix | null)[]> {
+    if (timers.length === 0) return [];
+    const cached = await this.cache.getMany(timers.map((t) => t.id)).catch((err: unknown) => {
+      this.cacheFailed(err, 'get');
+      return new Map<string, StoredFix>();
+    });
+    return Promise.all(timers.map((t) => this.escalationFix(t, cached.get(t.id) ?? null)));
+  }
+
+  private async escalationFix(timer: Timer, cached: StoredFix | null): Promise<StoredFix | null> {
     try {
       await this.flushTimer(timer.id);
-      const best = await this.latest(timer);
+      const buffered = this.pending.get(timer.id)?.at(-1) ?? null;
+      const stored = await this.store.lastFix(timer.id);
+      const best = fresher(fresher(cached, buffered), stored);
       if (best) await this.store.addFixes([best]);
       return best;
     } catch (err) {

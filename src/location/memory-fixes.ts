@@ -20,6 +20,15 @@ export class MemoryFixes implements LatestFixes {
     return e.fix;
   }
 
+  async getMany(timerIds: string[]): Promise<Map<string, StoredFix>> {
+    const out = new Map<string, StoredFix>();
+    for (const id of timerIds) {
+      const fix = await this.get(id);
+      if (fix) out.set(id, fix);
+    }
+    return out;
+  }
+
   async set(fix: StoredFix): Promise<void> {
     const now = this.clock();
     // drop what has expired, so ended timers do not pile up

@@ -9,6 +9,8 @@ import type { StoredFix } from '../domain/location.js';
 export interface LatestFixes {
   /** The latest kept fix of a timer, or null (none, or its time to live ran out). Rejects when the cache cannot be reached. */
   get(timerId: string): Promise<StoredFix | null>;
+  /** `get` of many timers in one round trip (a sweep's group): the timers that have one. Rejects when the cache cannot be reached. */
+  getMany(timerIds: string[]): Promise<Map<string, StoredFix>>;
   /** Make `fix` the timer's latest, for the cache's time to live. Rejects when the cache cannot be reached. */
   set(fix: StoredFix): Promise<void>;
   /** Release the connection; safe to call twice. */

@@ -85,6 +85,17 @@ export class RedisFixes implements LatestFixes {
     return typeof raw === 'string' ? parse(raw) : null;
   }
 
+  async getMany(timerIds: string[]): Promise<Map<string, StoredFix>> {
+    const out = new Map<string, StoredFix>();
+    if (timerIds.length === 0) return out;
+    const raws = await deadline(this.client.mGet(timerIds.map((id) => this.o.keyPrefix + id)), this.o.commandTimeoutMs);
+    raws.forEach((raw, i) => {
+      const fix = typeof raw === 'string' ? parse(raw) : null;
+      if (fix) out.set(timerIds[i]!, fix);
+    });
+    return out;
+  }
+
   async set(fix: StoredFix): Promise<void> {
     const json: FixJson = {
       timerId: fix.timerId,

@@ -26,7 +26,7 @@ import type { StoredFix } from '../domain/location.js';
 
 export interface EscalationExtras {
   /** the freshest live fix of the timer (never throws; null when none is readable) */
-  location?: { atEscalation(timer: Timer): Promise<StoredFix | null> };
+  location?: { atEscalation(timer: Timer): Promise<StoredFix | null>; atEscalationMany(timers: Timer[]): Promise<(StoredFix | null)[]> };
   /** say whom the person was meeting in the SOS text (SOS_INCLUDE_MEETING) */
   includeMeeting?: boolean;
 }
@@ -104,7 +104,7 @@ export class Escalator {
     ]);
     // read when the SOS is written: the incident records where the text says the person was
     const [fixes, now] = await Promise.all([
-      Promise.all(timers.map((t) => this.extras.location?.atEscalation(t) ?? Promise.resolve(null))),
+      this.extras.location ? this.extras.location.atEscalationMany(timers) : timers.map(() => null),
       this.store.now(),
     ]);
     const existingOf = new Map(existing.map((i) => [i.timerId, i]));

@@ -99,6 +99,40 @@ describe('the SOS text at escalation time', () => {
     expect((await store.lastFix(timer.id))?.lat).toBe(MOVED.lat);
   });
 
+  it('a sweep group of three: each SOS carries its own person’s last fix (one cache read for the group)', async () => {
+    const memory = new MemoryFixes(3_600_000, () => now);
+    let reads = 0;
+    const counted: LatestFixes = {
+      get: (id) => memory.get(id),
+      getMany: (ids) => {
+        reads++;
+        return memory.getMany(ids);
+      },
+      set: (f) => memory.set(f),
+      close: () => memory.close(),
+    };
+    const { location, escalator } = build(counted);
+    const [a, b, c] = [await armWithContact('ann'), await armWithContact('ben'), await armWithContact('cat')];
+    now += 8 * 60_000;
+    const ANN = { lat: 37.81, lng: -122.41 };
+    const BEN = { lat: 37.71, lng: -122.31 };
+    await location.post({ userId: 'ann' }, a.id, ANN);
+    await location.post({ userId: 'ben' }, b.id, BEN);
+    now = a.expiresAt.getTime() + 1;
+    const claimed = await store.claimDueTimers(10, 1);
+    expect(claimed).toHaveLength(3);
+    await escalator.escalateBatch(claimed, 1);
+    expect(reads).toBe(1);
+    const bodyOf = async (timerId: string) => {
+      const incident = await store.incidentForTimer(timerId);
+      return (await store.deliveriesFor([incident!.id]))[0]?.body ?? '';
+    };
+    expect(await bodyOf(a.id)).toContain(mapLink(ANN));
+    expect(await bodyOf(b.id)).toContain(mapLink(BEN));
+    expect(await bodyOf(c.id)).toContain(`Last known location: ${mapLink(ARMED)}`);
+    expect((await store.incidentForTimer(b.id))?.location).toEqual(BEN);
+  });
+
   it('without any fix the SOS keeps the point given on arming', async () => {
     const { escalator } = build(new MemoryFixes(3_600_000, () => now));
     const timer = await armWithContact('bob');
@@ -112,6 +146,7 @@ describe('the SOS text at escalation time', () => {
     let down = false;
     const flaky: LatestFixes = {
       get: (id) => (down ? Promise.reject(new Error('ECONNREFUSED')) : memory.get(id)),
+      getMany: (ids) => (down ? Promise.reject(new Error('ECONNREFUSED')) : memory.getMany(ids)),
       set: (f: StoredFix) => (down ? Promise.reject(new Error('ECONNREFUSED')) : memory.set(f)),
       close: () => memory.close(),
     };
