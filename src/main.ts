@@ -184,6 +184,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
   try {
     const store = await openStore(config, log);
     cleanups.push(() => store.close());
+    if (store instanceof SqliteStore) metrics.watchSqliteWrites(() => store.writeGateStats());
     // built after the store so that it is shut down (its last spans flushed) just before the store closes
     const ownProvider = o.tracerProvider ? undefined : tracerProviderFor(config.tracing);
     if (ownProvider) {

@@ -49,6 +49,14 @@ const DEFAULT_GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_resources_total', 'no
 const DEFAULT_PREFIX = 'vigil_';
 const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** what the SQLite store's write gate counted since it opened (src/store/sqlite/write-gate.ts) */
+export interface SqliteWriteCounts {
+  immediate: number;
+  waited: number;
+  timedOut: number;
+  waitedMs: number;
+}
+
 export function createMetrics(opts: { replica: string; collectDefault?: boolean; storeTimeoutMs?: number }) {
   const registry = new client.Registry();
   registry.setDefaultLabels({ replica: opts.replica });
@@ -62,6 +70,9 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
   const loopDelay = opts.collectDefault !== false ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
   loopDelay?.enable();
   let gauges: StoreGauges | undefined;
+  let sqliteGate: (() => SqliteWriteCounts) | undefined;
+  let sqliteSeen: Partial<Record<'free' | 'waited' | 'timed_out', number>> = {};
+  let sqliteWaitSeen = 0;
   const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
   // Last good read: kept through an outage so graphs do not gap; `vigil_store_up` says whether it is fresh.
   let snapshot: StoreSnapshot | undefined;
@@ -354,6 +365,39 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
         loopDelay.reset();
       },
     }),
+    sqliteWrites: new client.Counter({
+      name: 'vigil_sqlite_writes_total',
+      help: "SQLite writes of this process by how they got the file's write lock: free, waited (another process held it), timed_out (store_busy)",
+      labelNames: ['lock'],
+      registers: r,
+      collect() {
+        const now = sqliteGate?.();
+        if (!now) return;
+        for (const [lock, v] of [
+          ['free', now.immediate],
+          ['waited', now.waited],
+          ['timed_out', now.timedOut],
+        ] as const)
+          this.inc({ lock }, Math.max(0, v - (sqliteSeen[lock] ?? 0)));
+        sqliteSeen = { free: now.immediate, waited: now.waited, timed_out: now.timedOut };
+      },
+    }),
+    sqliteWriteWait: new client.Counter({
+      name: 'vigil_sqlite_write_wait_seconds_total',
+      help: "Time this process's SQLite writes spent waiting for another process's write lock",
+      registers: r,
+      collect() {
+        const now = sqliteGate?.();
+        if (!now) return;
+        this.inc(Math.max(0, now.waitedMs / 1000 - sqliteWaitSeen));
+        sqliteWaitSeen = now.waitedMs / 1000;
+      },
+    }),
+    /** The SQLite store's write-gate counts, read at each scrape (not called on MongoDB). */
+    watchSqliteWrites(read: () => SqliteWriteCounts) {
+      sqliteGate = read;
+      for (const lock of ['free', 'waited', 'timed_out']) m.sqliteWrites.inc({ lock }, 0);
+    },
     storeUp: new client.Gauge({
       name: 'vigil_store_up',
       help: "1 when the store answered this scrape's queries in time, 0 when it failed or timed out (the store gauges then keep their last value)",

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SQLITE_READS, SQLITE_WRITES, SqliteStore, sqliteOperations } from '../../src/store/sqlite/sqlite-store.js';
 import { WriteGate } from '../../src/store/sqlite/write-gate.js';
+import { startTestVigil } from '../helpers/vigil.js';
 
 // another process (a second connection in this one would block it: better-sqlite3 is
 // synchronous) takes the write lock and holds it until its stdin closes
@@ -143,6 +144,45 @@ describe('SQLite write gate', () => {
     expect(await state(write)).toBe('pending');
     await store.close();
     await expect(write).rejects.toMatchObject({ code: 'store_closed' });
+  });
+
+  it('the on-call sees it: /metrics counts writes that found the lock free, that waited, that timed out, and the time waited', async () => {
+    const v = await startTestVigil({ SQLITE_BUSY_TIMEOUT_MS: '300' }, { manualTicks: true });
+    try {
+      const tok = v.token('gate-metrics');
+      const put = (name: string) =>
+        fetch(`${v.url}/v1/me/contacts`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ contacts: [{ name, phone: '+14155550100' }] }),
+        });
+      expect((await put('A')).status).toBe(200);
+      const lock = await holdWriteLock(join(v.dataDir, 'vigil.db'));
+      try {
+        expect((await put('B')).status).toBe(503); // waited 300 ms, then store_busy
+        const waiting = put('C');
+        await new Promise((r) => setTimeout(r, 50));
+        await lock.release();
+        expect((await waiting).status).toBe(200);
+      } finally {
+        await lock.release();
+      }
+      const page = await (await fetch(`${v.url}/metrics`)).text();
+      const value = (series: string) =>
+        Number(
+          page
+            .split('\n')
+            .find((l) => l.startsWith(series))
+            ?.split(' ')
+            .at(-1),
+        );
+      expect(value('vigil_sqlite_writes_total{lock="free"')).toBeGreaterThanOrEqual(1);
+      expect(value('vigil_sqlite_writes_total{lock="waited"')).toBe(2);
+      expect(value('vigil_sqlite_writes_total{lock="timed_out"')).toBe(1);
+      expect(value('vigil_sqlite_write_wait_seconds_total')).toBeGreaterThanOrEqual(0.3);
+    } finally {
+      await v.stop();
+    }
   });
 
   it('a write that throws rolls its whole transaction back: nothing of it stays, and the next write runs', () => {

@@ -30,12 +30,15 @@ export interface WriteGateStats {
   waited: number;
   /** writes that gave up after `waitMs` */
   timedOut: number;
+  /** how long the writes that waited waited, in all (ms) */
+  waitedMs: number;
 }
 
 interface Waiter {
   run: () => unknown;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
+  since: number;
   giveUpAt: number;
 }
 
@@ -51,7 +54,7 @@ export class WriteGate {
   private holding = false;
   /** a transaction() of the store failed inside it: roll the whole write back */
   private failed = false;
-  readonly stats: WriteGateStats = { immediate: 0, waited: 0, timedOut: 0 };
+  readonly stats: WriteGateStats = { immediate: 0, waited: 0, timedOut: 0, waitedMs: 0 };
 
   constructor(
     private readonly db: Database.Database,
@@ -117,7 +120,8 @@ export class WriteGate {
     }
     return new Promise((resolve, reject) => {
       this.stats.waited++;
-      this.queue.push({ run: write, resolve, reject, giveUpAt: this.clock() + this.waitMs });
+      const since = this.clock();
+      this.queue.push({ run: write, resolve, reject, since, giveUpAt: since + this.waitMs });
       this.schedule();
     });
   }
@@ -192,12 +196,15 @@ export class WriteGate {
       if (taken !== true) {
         const now = this.clock();
         while (this.queue.length > 0 && this.queue[0]!.giveUpAt <= now) {
+          const late = this.queue.shift()!;
           this.stats.timedOut++;
-          this.queue.shift()!.reject(taken);
+          this.stats.waitedMs += now - late.since;
+          late.reject(taken);
         }
         break;
       }
       this.queue.shift();
+      this.stats.waitedMs += this.clock() - head.since;
       try {
         head.resolve(this.inTransaction(head.run));
       } catch (err) {
