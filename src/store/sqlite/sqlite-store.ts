@@ -80,7 +80,7 @@ const UNGUARDED = new Set(['constructor', 'close', 'ping', 'guard', 'guardOperat
  * The operations that write: each takes the write lock through the WriteGate (./write-gate.ts),
  * which waits for another process's lock without blocking the event loop. The others only
  * read (in WAL mode a reader never waits for the writer) and run as they are. A new method
- * must be listed in one of the two (test/unit/sqlite-write-gate.test.ts checks it); one
+ * must be listed in one of the two (test/integration/sqlite-write-gate.test.ts checks it); one
  * missing from WRITES still works, waiting in SQLite's busy handler as before.
  */
 export const SQLITE_WRITES: ReadonlySet<string> = new Set([
@@ -176,7 +176,6 @@ export class SqliteStore implements Store {
     // `timeout` is SQLite's busy timeout: how long a writer waits for another process's lock
     this.db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 2500 });
     this.gate = new WriteGate(this.db, opts.busyTimeoutMs ?? 2500);
-
     this.clock = opts.clock ?? Date.now;
     this.lagMs = opts.changeLagMs ?? 1000;
     this.db.pragma('journal_mode = WAL');
