@@ -74,7 +74,7 @@ export class WriteGate {
    * The store's own `db.transaction(fn)` calls, run inside the gate's transaction, call `fn`
    * as it is instead of opening a savepoint: the gate's transaction is already the unit that
    * commits or rolls back, and a savepoint costs a copy of every page the write touches (a
-   * group commit of a burst measured 15 % slower with them). When `fn` throws, the whole write
+   * burst's group commits measured 7–25 % slower with them). When `fn` throws, the whole write
    * rolls back, also when the store's method turns the throw into a rejected promise (an
    * `async` method does) and so returns normally. Outside the gate (migrations) they are
    * better-sqlite3's own.
