@@ -144,7 +144,12 @@ export class Board {
     let byKey = this.deliveries.get(d.incidentId);
     if (!byKey) this.deliveries.set(d.incidentId, (byKey = new Map()));
     const cur = byKey.get(d.key);
-    if (cur && time(cur.updatedAt) > time(d.updatedAt)) return false;
+    if (cur && time(cur.updatedAt) > time(d.updatedAt)) {
+      // an event (masked number) beat the REST load: the older REST copy still brings the full number
+      if (!cur.phone.includes('*') || d.phone.includes('*')) return false;
+      byKey.set(d.key, { ...cur, phone: d.phone });
+      return true;
+    }
     // events carry a masked number; keep the full one REST gave us
     const phone = d.phone.includes('*') && cur && !cur.phone.includes('*') ? cur.phone : d.phone;
     byKey.set(d.key, { ...d, phone });
