@@ -2,31 +2,11 @@
  * A SQLite file another process holds locked past the busy timeout, or a closed store,
  * answers 503 with Retry-After — the store being unavailable, as on MongoDB — never 500.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { holdWriteLock, type LockHolder } from '../helpers/sqlite-lock-holder.js';
 import { startTestVigil } from '../helpers/vigil.js';
-
-// another process (better-sqlite3 is synchronous: a second connection in this process
-// would block it) takes the write lock and holds it until its stdin closes
-const HOLDER = `
-const Database = require('better-sqlite3');
-const db = new Database(process.argv[1]);
-db.exec('BEGIN IMMEDIATE');
-process.stdout.write('locked\\n');
-process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });
-process.stdin.resume();
-`;
-
-async function holdWriteLock(file: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', HOLDER, file], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) if (line === 'locked') break;
-  return child;
-}
 
 const CONTACTS = { contacts: [{ name: 'A', phone: '+14155550100' }] };
 
@@ -42,7 +22,7 @@ async function raw(url: string, token: string, method: string, body?: unknown) {
 describe('SQLite busy or closed → 503', () => {
   it('a write while another process holds the file locked answers 503 store_busy with Retry-After; reads still answer; after the lock goes, writes succeed', async () => {
     const v = await startTestVigil({ SQLITE_BUSY_TIMEOUT_MS: '200' }, { manualTicks: true });
-    let holder: ChildProcess | undefined;
+    let holder: LockHolder | undefined;
     try {
       const tok = v.token('busy-user');
       holder = await holdWriteLock(join(v.dataDir, 'vigil.db'));
@@ -54,15 +34,11 @@ describe('SQLite busy or closed → 503', () => {
       expect(arm).toMatchObject({ status: 503, body: { error: { code: 'store_busy' } } });
       expect((await raw(`${v.url}/v1/timers`, tok, 'GET')).status).toBe(200); // WAL: readers are not blocked
 
-      holder.stdin!.end();
-      await once(holder, 'exit');
+      await holder.release();
       holder = undefined;
       expect((await raw(`${v.url}/v1/me/contacts`, tok, 'PUT', CONTACTS)).status).toBe(200);
     } finally {
-      if (holder) {
-        holder.stdin!.end();
-        await once(holder, 'exit');
-      }
+      await holder?.release();
       await v.stop();
     }
   });

@@ -6,49 +6,15 @@
  * handler slept with the event loop blocked: one replica's burst stalled every other
  * replica's check-ins.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SQLITE_READS, SQLITE_WRITES, SqliteStore, sqliteOperations } from '../../src/store/sqlite/sqlite-store.js';
 import { WriteGate } from '../../src/store/sqlite/write-gate.js';
+import { holdWriteLock, type LockHolder } from '../helpers/sqlite-lock-holder.js';
 import { startTestVigil } from '../helpers/vigil.js';
-
-// another process (a second connection in this one would block it: better-sqlite3 is
-// synchronous) takes the write lock and holds it until its stdin closes
-const HOLDER = `
-const Database = require('better-sqlite3');
-const db = new Database(process.argv[1]);
-db.exec('BEGIN IMMEDIATE');
-process.stdout.write('locked\\n');
-process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });
-process.stdin.resume();
-`;
-
-interface Holder {
-  release(): Promise<void>;
-}
-
-async function holdWriteLock(file: string): Promise<Holder> {
-  const child: ChildProcess = spawn(process.execPath, ['-e', HOLDER, file], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) if (line === 'locked') break;
-  let released: Promise<void> | undefined;
-  return {
-    release() {
-      released ??= (async () => {
-        if (child.exitCode !== null) return;
-        child.stdin!.end();
-        await once(child, 'exit');
-      })();
-      return released;
-    },
-  };
-}
 
 /** settles → its state; still pending after a few event-loop turns → 'pending' */
 async function state(p: Promise<unknown>): Promise<'pending' | 'fulfilled' | 'rejected'> {
@@ -65,7 +31,7 @@ const contact = (name: string) => ({ id: `c-${name}`, name, phone: '+14155550100
 
 let dir: string;
 let file: string;
-let holder: Holder | undefined;
+let holder: LockHolder | undefined;
 let store: SqliteStore | undefined;
 
 beforeEach(async () => {
