@@ -205,7 +205,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
-      const f = await connectRedisFanout(config.redisUrl, log);
+      const f = await connectRedisFanout(config.redisUrl, log, { mode: config.sockets.fanout });
       fanout = f;
       cleanups.push(() => f.close());
     }
@@ -236,6 +236,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       metrics,
       log,
       adapter: fanout?.adapter,
+      emitPerRoom: fanout?.mode === 'sharded',
     });
     let limitStores: Awaited<ReturnType<typeof connectRedisLimitStores>> | undefined;
     if (config.redisUrl) {

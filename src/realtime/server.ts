@@ -44,6 +44,12 @@ export function createRealtime(
     tokenPolicy?: TokenPolicy;
     /** sockets one person may hold open on this replica; default 10 */
     perUser?: number;
+    /**
+     * Emit to each room on its own (the owner's room except moderators, then moderators)
+     * instead of one emit to the union. For the sharded Redis fan-out, which gives a
+     * one-room emit its own channel, heard only by replicas with a socket in that room.
+     */
+    emitPerRoom?: boolean;
   },
 ): Realtime {
   const perUser = opts.perUser ?? 10;
@@ -92,9 +98,15 @@ export function createRealtime(
   const publisher: EventPublisher = {
     publish(e: VigilEvent) {
       try {
-        const rooms = e.adminsOnly ? [ADMINS] : e.toAdmins ? [userRoom(e.userId), ADMINS] : [userRoom(e.userId)];
+        if (e.adminsOnly) io.to(ADMINS).emit(e.name, e.payload);
+        else if (!e.toAdmins) io.to(userRoom(e.userId)).emit(e.name, e.payload);
+        else if (opts.emitPerRoom) {
+          // a moderator who is also the owner gets it once: from the moderators' emit
+          io.to(userRoom(e.userId)).except(ADMINS).emit(e.name, e.payload);
+          io.to(ADMINS).emit(e.name, e.payload);
+        }
         // one emit to the union of rooms: a moderator who is also the owner gets it once
-        io.to(rooms).emit(e.name, e.payload);
+        else io.to([userRoom(e.userId), ADMINS]).emit(e.name, e.payload);
       } catch (err) {
         opts.log.warn({ err, event: e.name }, 'event publish failed');
       }
@@ -107,7 +119,9 @@ export function createRealtime(
     publisher,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        io.disconnectSockets(true);
+        // this replica's sockets only: with a Redis adapter a plain disconnectSockets() is
+        // sent to every replica and would drop every client of the cluster
+        io.local.disconnectSockets(true);
         // io.close() also closes the http server; main closes that itself
         io.engine.close();
         resolve();

@@ -56,7 +56,7 @@ export interface DispatchSettings {
    * at most `yieldMaxMs`, then claim regardless for as long before waiting again. Whoever
    * ends the wait ticks again: the scheduler after the sweep, or the heartbeat.
    */
-  yieldTo?: () => boolean;
+  yieldTo?: () => boolean | Promise<boolean>;
   /** longest wait for `yieldTo` (ms, default 3000) */
   yieldMaxMs?: number;
 }
@@ -110,10 +110,11 @@ export class Dispatcher {
     const { maxInFlight, leaseMs, pacing, yieldTo } = this.settings;
     const free = Math.min(maxInFlight - this.inFlight.size, pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
     if (free <= 0) return 0;
-    if (yieldTo && this.yielding(yieldTo)) {
+    if (yieldTo && (await this.yielding(yieldTo))) {
       this.backlog = false; // no refills while we wait: the sweep's end (or the heartbeat) ticks again
       return 0;
     }
+    if (this.stopped) return 0;
     const claimed = await this.store.claimDeliveries(free, leaseMs);
     this.backlog = claimed.length === free;
     // stopped while claiming: what was just leased is sent anyway (the store is still open
@@ -129,13 +130,13 @@ export class Dispatcher {
   }
 
   /** Whether to wait for a sweep's backlog now: yes while it lasts, at most yieldMaxMs, then not for as long. */
-  private yielding(yieldTo: () => boolean): boolean {
-    const now = performance.now();
+  private async yielding(yieldTo: () => boolean | Promise<boolean>): Promise<boolean> {
     const max = this.settings.yieldMaxMs ?? 3000;
-    if (now < this.noYieldUntil || !yieldTo()) {
+    if (performance.now() < this.noYieldUntil || !(await yieldTo())) {
       this.yieldingSince = undefined;
       return false;
     }
+    const now = performance.now();
     this.yieldingSince ??= now;
     if (now - this.yieldingSince < max) return true;
     this.yieldingSince = undefined;

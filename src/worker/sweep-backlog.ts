@@ -19,7 +19,7 @@ export interface BacklogSettings {
 export class SweepBacklog {
   private overdueMs = 0;
   private readAt = Number.NEGATIVE_INFINITY;
-  private reading = false;
+  private reading: Promise<void> | undefined;
 
   constructor(
     private readonly store: Pick<Store, 'now' | 'nextDeadline'>,
@@ -27,17 +27,19 @@ export class SweepBacklog {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
-  /** The sweep is behind, as last read (at most `refreshMs` ago); never blocks, never throws. */
-  behind(): boolean {
-    this.refresh(this.clock());
+  /**
+   * The sweep is behind, as read at most `refreshMs` ago; an older answer is read again
+   * first (callers share one read). Never throws. A cached answer from before a quiet
+   * spell would be stale exactly when a burst begins: the first claim after it would
+   * go ahead of the burst's escalations.
+   */
+  async behind(): Promise<boolean> {
+    if (this.clock() - this.readAt >= this.settings.refreshMs) await (this.reading ??= this.read());
     return this.overdueMs > this.settings.behindMs;
   }
 
-  private refresh(now: number): void {
-    if (this.reading || now - this.readAt < this.settings.refreshMs) return;
-    this.reading = true;
-    this.readAt = now;
-    Promise.all([this.store.nextDeadline(), this.store.now()])
+  private read(): Promise<void> {
+    return Promise.all([this.store.nextDeadline(), this.store.now()])
       .then(([next, storeNow]) => {
         this.overdueMs = next ? storeNow.getTime() - next.getTime() : 0;
       })
@@ -45,7 +47,8 @@ export class SweepBacklog {
         this.overdueMs = 0;
       })
       .finally(() => {
-        this.reading = false;
+        this.readAt = this.clock();
+        this.reading = undefined;
       });
   }
 }
