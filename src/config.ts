@@ -112,8 +112,6 @@ export const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: int(15000, 1),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
   SOCKETS_PER_USER: int(10, 1),
-  /** Socket.IO over Redis: sharded Pub/Sub (Redis 7.0+), classic, or auto (sharded when the server allows) */
-  SOCKET_FANOUT: z.enum(['auto', 'sharded', 'classic']).default('auto'),
   JWT_MAX_LIFETIME_SECONDS: int(2592000, 1),
   JWT_ISSUER: optStr,
   JWT_AUDIENCE: optStr,
@@ -153,7 +151,7 @@ export interface Config {
   /** Express `trust proxy`: which hops may set X-Forwarded-For (the per-IP limit keys on the result) */
   trustProxy: boolean | number | string[];
   http: HttpLimits;
-  sockets: { perUser: number; fanout: 'auto' | 'sharded' | 'classic' };
+  sockets: { perUser: number };
   tokens: { maxLifetimeSeconds: number; issuer?: string; audience?: string };
   location: LocationConfig;
 }
@@ -396,7 +394,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
-    sockets: { perUser: e.SOCKETS_PER_USER, fanout: e.SOCKET_FANOUT },
+    sockets: { perUser: e.SOCKETS_PER_USER },
     tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE },
     location: {
       flushMs: e.LOCATION_FLUSH_SECONDS * 1000,

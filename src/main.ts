@@ -36,7 +36,7 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { attachLocationMessages } from './realtime/location-socket.js';
 import { createRealtime, type Realtime } from './realtime/server.js';
 import { RedisLock } from './lock/redis-lock.js';
-import { connectRedisFanout, type RedisFanout } from './realtime/redis-adapter.js';
+import { connectRedisFanout, type RedisFanout } from './realtime/redis-fanout.js';
 import { ConsoleCarrier } from './sms/console.js';
 import { FailoverCarrier } from './sms/failover.js';
 import { Fast2SmsCarrier } from './sms/fast2sms.js';
@@ -205,7 +205,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
-      const f = await connectRedisFanout(config.redisUrl, log, { mode: config.sockets.fanout });
+      const f = await connectRedisFanout(config.redisUrl, log);
       fanout = f;
       cleanups.push(() => f.close());
     }
@@ -235,8 +235,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       perUser: config.sockets.perUser,
       metrics,
       log,
-      adapter: fanout?.adapter,
-      emitPerRoom: fanout?.mode === 'sharded',
+      fanout,
     });
     let limitStores: Awaited<ReturnType<typeof connectRedisLimitStores>> | undefined;
     if (config.redisUrl) {

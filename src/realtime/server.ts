@@ -1,14 +1,16 @@
 /**
  * Socket.IO: JWT in `auth.token`; each socket joins only `user:<sub>`, moderators also
- * `admins`. Clients only listen; commands go through REST. With a Redis adapter
- * (cluster mode) `io.to(room).emit` reaches sockets on every replica.
+ * `admins`. Clients only listen; commands go through REST. With a fan-out (cluster mode:
+ * ./redis-fanout.ts) an event published on one replica reaches the rooms' sockets on every
+ * replica; this replica's own sockets get it directly.
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
-import { Server, type ServerOptions } from 'socket.io';
+import { Server } from 'socket.io';
 import { verifyToken, type Principal, type TokenPolicy } from '../auth/tokens.js';
 import type { Metrics } from '../metrics.js';
 import type { EventPublisher, VigilEvent } from './events.js';
+import type { Fanout } from './fanout.js';
 
 /** setTimeout cannot wait longer than 2^31-1 ms (~24.8 days, shorter than a token may live): wait in steps. */
 function atTime(whenMs: number, fn: () => void): { cancel(): void } {
@@ -22,6 +24,15 @@ function atTime(whenMs: number, fn: () => void): { cancel(): void } {
   };
   arm();
   return { cancel: () => clearTimeout(t) };
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
 }
 
 export const userRoom = (userId: string) => `user:${userId}`;
@@ -39,26 +50,19 @@ export function createRealtime(
     jwtSecret: string;
     metrics: Metrics;
     log: Logger;
-    adapter?: ServerOptions['adapter'];
+    /** cluster mode: the other replicas */
+    fanout?: Fanout;
     /** exp required, maximum lifetime, iss/aud (../auth/tokens.ts) */
     tokenPolicy?: TokenPolicy;
     /** sockets one person may hold open on this replica; default 10 */
     perUser?: number;
-    /**
-     * Emit to each room on its own (the owner's room except moderators, then moderators)
-     * instead of one emit to the union. For the sharded Redis fan-out, which gives a
-     * one-room emit its own channel, heard only by replicas with a socket in that room.
-     */
-    emitPerRoom?: boolean;
   },
 ): Realtime {
   const perUser = opts.perUser ?? 10;
   const open = new Map<string, number>();
-  const io = new Server(http, {
-    serveClient: false,
-    cors: { origin: false },
-    ...(opts.adapter ? { adapter: opts.adapter } : {}),
-  });
+  const io = new Server(http, { serveClient: false, cors: { origin: false } });
+  const fanout = opts.fanout;
+  const localRooms = io.of('/').adapter.rooms;
 
   io.use((socket, next) => {
     const token: unknown = socket.handshake.auth?.token;
@@ -71,7 +75,25 @@ export function createRealtime(
     }
     if ((open.get(p.userId) ?? 0) >= perUser) return next(new Error(`too many connections: at most ${perUser} per person`));
     socket.data.principal = p;
-    next();
+    if (!fanout) return next();
+    // listen to the socket's rooms before the client is told it is connected: an event
+    // committed after the client's catch-up read then reaches it (docs/cluster.md)
+    const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
+    const release = once(() => rooms.forEach((r) => fanout.leave(r)));
+    socket.conn.once('close', release);
+    socket.once('disconnect', release);
+    void Promise.all(rooms.map((r) => fanout.join(r))).then(() => {
+      if (socket.conn.readyState !== 'open') {
+        release();
+        return next(new Error('the connection closed during the handshake'));
+      }
+      next();
+    });
+  });
+
+  fanout?.onMessage((m) => {
+    if (!localRooms.has(m.room)) return;
+    (m.exceptAdmins ? io.to(m.room).except(ADMINS) : io.to(m.room)).emit(m.name, m.payload);
   });
 
   io.on('connection', (socket) => {
@@ -95,18 +117,19 @@ export function createRealtime(
     });
   });
 
+  /** this replica's sockets: one emit to the union of rooms (a moderator who is also the owner gets it once); none when nobody here is in them */
+  const local = (rooms: string[], name: string, payload: unknown) => {
+    if (rooms.some((r) => localRooms.has(r))) io.to(rooms).emit(name, payload);
+  };
   const publisher: EventPublisher = {
     publish(e: VigilEvent) {
       try {
-        if (e.adminsOnly) io.to(ADMINS).emit(e.name, e.payload);
-        else if (!e.toAdmins) io.to(userRoom(e.userId)).emit(e.name, e.payload);
-        else if (opts.emitPerRoom) {
-          // a moderator who is also the owner gets it once: from the moderators' emit
-          io.to(userRoom(e.userId)).except(ADMINS).emit(e.name, e.payload);
-          io.to(ADMINS).emit(e.name, e.payload);
-        }
-        // one emit to the union of rooms: a moderator who is also the owner gets it once
-        else io.to([userRoom(e.userId), ADMINS]).emit(e.name, e.payload);
+        const user = userRoom(e.userId);
+        const rooms = e.adminsOnly ? [ADMINS] : e.toAdmins ? [user, ADMINS] : [user];
+        local(rooms, e.name, e.payload);
+        if (!fanout) return;
+        if (!e.adminsOnly) fanout.publish({ room: user, name: e.name, payload: e.payload, exceptAdmins: e.toAdmins });
+        if (e.toAdmins || e.adminsOnly) fanout.publish({ room: ADMINS, name: e.name, payload: e.payload, exceptAdmins: false });
       } catch (err) {
         opts.log.warn({ err, event: e.name }, 'event publish failed');
       }
@@ -119,8 +142,8 @@ export function createRealtime(
     publisher,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        // this replica's sockets only: with a Redis adapter a plain disconnectSockets() is
-        // sent to every replica and would drop every client of the cluster
+        // this replica's sockets only (with a cluster adapter a plain disconnectSockets() is
+        // sent to every replica)
         io.local.disconnectSockets(true);
         // io.close() also closes the http server; main closes that itself
         io.engine.close();
