@@ -119,13 +119,10 @@ export async function connectRedisFanout(
       const body = JSON.stringify([uid, m.room, m.name, m.exceptAdmins ? 1 : 0, m.payload]);
       pub
         .publish(prefix + m.room, body)
-        .then(
-          () => {
-            if (dropped > 0) log.info({ dropped }, 'Socket.IO Redis fan-out: Redis answers again');
-            dropped = 0;
-          },
-          onError,
-        )
+        .then(() => {
+          if (dropped > 0) log.info({ dropped }, 'Socket.IO Redis fan-out: Redis answers again');
+          dropped = 0;
+        }, onError)
         .finally(() => inFlight--);
     },
     onMessage(fn) {
