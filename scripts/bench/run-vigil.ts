@@ -4,6 +4,7 @@
  * carrier), then read lateness from the store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { io, type Socket } from 'socket.io-client';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeTwilio } from '../../test/helpers/fake-twilio.js';
@@ -37,6 +38,8 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
   let vigil: Vigil | undefined;
   let reader: StoreReader | undefined;
   let sampler: EventLoopSampler | undefined;
+  let moderator: Socket | undefined;
+  let moderatorEvents = 0;
   try {
     vigil = await startVigil({
       replicas: system === 'replicas3' ? 3 : 1,
@@ -50,6 +53,16 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
         ...ctx.options.vigilEnv,
       },
     });
+    if (ctx.options.moderator) {
+      // as when the console is open: every SOS and delivery is also pushed to a moderator (on the first process)
+      const m = io(vigil.urls[0]!, { auth: { token: vigil.token('bench-moderator', true) }, transports: ['websocket'] });
+      moderator = m;
+      m.onAny(() => moderatorEvents++);
+      await new Promise<void>((resolve, reject) => {
+        m.once('ready', () => resolve());
+        m.once('connect_error', reject);
+      });
+    }
     const n = w.kind === 'steady' ? w.rate * w.seconds : w.count;
     const checkins = w.kind === 'checkins' ? w.checkins : 0;
     row.count = n;
@@ -95,6 +108,7 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
       if (!smsDone) row.notes.push('gave up waiting for the carrier');
     }
     const tapped = await taps;
+    if (moderator) row.notes.push(`moderator socket on the first process: ${moderatorEvents} events`);
     row.eldP99Ms = await sampler.stop();
     row.peakRssMb = vigil.peakRssMb();
 
@@ -122,6 +136,7 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.error = err instanceof Error ? err.message.split('\n')[0] : String(err);
     judge(w, row);
   } finally {
+    moderator?.close();
     await sampler?.stop();
     reader?.close();
     await vigil?.stop();

@@ -142,6 +142,24 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
     await eventually(async () => (await subscribers('admins')) === 0, 'the moderators channel released');
   });
 
+  it("publishes nothing to a room no other replica listens to (the publishing replica's own socket gets the event directly)", async () => {
+    const publishes = async () => Number(/cmdstat_publish:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    const lonely = person('lonely');
+    const tl = a.token(lonely);
+    const onlyHere = await sock(a, tl); // on the publishing replica only: Redis counts a's own subscription
+    const x = person('heard');
+    const tx = a.token(x);
+    const xs = await sock(b, tx);
+    closeAfter.push(onlyHere, xs);
+    const before = await publishes();
+    const t1 = (await a.api(tl, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer as TimerView;
+    const t2 = (await a.api(tx, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer as TimerView;
+    const armed = (r: Recorder, id: string) => r.named('timer.armed').some((p) => (p.timer as { id: string }).id === id);
+    await eventually(async () => armed(onlyHere, t1.id), 'the event at the local socket');
+    await eventually(async () => armed(xs, t2.id), 'the event at the socket on another replica');
+    expect((await publishes()) - before).toBe(1);
+  });
+
   it('stopping one replica leaves the sockets on the other replicas connected (its shutdown disconnects only its own)', async () => {
     const x = person('stay');
     const tx = a.token(x);
