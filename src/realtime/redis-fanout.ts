@@ -80,6 +80,8 @@ export async function connectRedisFanout(
   };
   /** rooms whose channel Redis has confirmed this replica subscribes to (it counts in NUMSUB) */
   const listening = new Set<string>();
+  /** the subscription each joined room waits for (its first socket's) */
+  const subscribing = new Map<string, Promise<void>>();
   let queued: FanoutMessage[] = [];
   let inFlight = 0;
   let dropped = 0;
@@ -150,19 +152,26 @@ export async function connectRedisFanout(
     async join(room) {
       const n = rooms.get(room) ?? 0;
       rooms.set(room, n + 1);
-      if (n > 0 || closed) return;
-      await bounded(
-        sub.subscribe(prefix + room, onMessage).then(() => {
-          if (rooms.has(room)) listening.add(room);
-        }),
-        subscribeWaitMs,
-      );
+      if (closed) return;
+      // a second socket in the room waits for the same subscription as the first
+      let ready = subscribing.get(room);
+      if (n === 0 || !ready) {
+        ready = bounded(
+          sub.subscribe(prefix + room, onMessage).then(() => {
+            if (rooms.has(room)) listening.add(room);
+          }),
+          subscribeWaitMs,
+        );
+        subscribing.set(room, ready);
+      }
+      await ready;
     },
     leave(room) {
       const n = (rooms.get(room) ?? 0) - 1;
       if (n > 0) return void rooms.set(room, n);
       rooms.delete(room);
       listening.delete(room);
+      subscribing.delete(room);
       if (!closed) sub.unsubscribe(prefix + room, onMessage).catch(onError);
     },
     publish(m) {

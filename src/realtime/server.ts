@@ -75,13 +75,20 @@ export function createRealtime(
     }
     if ((open.get(p.userId) ?? 0) >= perUser) return next(new Error(`too many connections: at most ${perUser} per person`));
     socket.data.principal = p;
+    // the slot is taken now, not once connected: handshakes in flight count against the cap
+    open.set(p.userId, (open.get(p.userId) ?? 0) + 1);
+    const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
+    const release = once(() => {
+      const n = (open.get(p.userId) ?? 1) - 1;
+      if (n <= 0) open.delete(p.userId);
+      else open.set(p.userId, n);
+      if (fanout) rooms.forEach((r) => fanout.leave(r));
+    });
+    socket.conn.once('close', release);
+    socket.once('disconnect', release);
     if (!fanout) return next();
     // listen to the socket's rooms before the client is told it is connected: an event
     // committed after the client's catch-up read then reaches it (docs/cluster.md)
-    const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
-    const release = once(() => rooms.forEach((r) => fanout.leave(r)));
-    socket.conn.once('close', release);
-    socket.once('disconnect', release);
     void Promise.all(rooms.map((r) => fanout.join(r))).then(() => {
       if (socket.conn.readyState !== 'open') {
         release();
@@ -98,7 +105,6 @@ export function createRealtime(
 
   io.on('connection', (socket) => {
     const p = socket.data.principal as Principal;
-    open.set(p.userId, (open.get(p.userId) ?? 0) + 1);
     void socket.join(userRoom(p.userId));
     if (p.admin) void socket.join(ADMINS);
     opts.metrics.sockets.inc();
@@ -110,9 +116,6 @@ export function createRealtime(
     });
     socket.on('disconnect', () => {
       expiry.cancel();
-      const n = (open.get(p.userId) ?? 1) - 1;
-      if (n <= 0) open.delete(p.userId);
-      else open.set(p.userId, n);
       opts.metrics.sockets.dec();
     });
   });

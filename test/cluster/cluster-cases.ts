@@ -193,7 +193,7 @@ export function roundRobin500(reg: ScenarioRegistry): void {
 }
 
 /**
- * Only r2 ticks; its SOS reaches sockets on r1 and r3 through the Redis adapter, and
+ * Only r2 ticks; its SOS reaches sockets on r1 and r3 through the Redis fan-out, and
  * `since` re-reads catch up. It counts the delivery events: r2's two dispatch paths (the
  * tick after a sweep, and its own tick) lease at the same time, so it relies on concurrent CAS.
  */
@@ -231,7 +231,7 @@ export function fanOut(reg: ScenarioRegistry): void {
           'delivery events from r2 at the moderator on r1',
         );
 
-        // r2 did the escalating; r1 and r3 only relayed over the Redis adapter
+        // r2 did the escalating; r1 and r3 only relayed what came over Redis
         const escalations = linesWith(c, 'SOS escalated');
         expect(new Set(escalations.map((l) => l.replica))).toEqual(new Set(['r2']));
         expect(new Set(escalations.map((l) => l.timer))).toEqual(new Set([ta.id, tb.id]));

@@ -160,6 +160,28 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
     expect((await publishes()) - before).toBe(1);
   });
 
+  it('handshakes in flight count against SOCKETS_PER_USER: of 8 sockets opened at once with a cap of 2, exactly 2 connect', async () => {
+    const capped = await startTestVigil(
+      { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex'), SOCKETS_PER_USER: '2' },
+      { manualTicks: true },
+    );
+    const pid = redis.pid()!;
+    try {
+      const t = capped.token(person('cap'));
+      // Redis paused: every handshake waits for its room's subscription (at most 1 s), all at the same time
+      process.kill(pid, 'SIGSTOP');
+      const tries = await Promise.allSettled(Array.from({ length: 8 }, () => connect(capped.url, t)));
+      process.kill(pid, 'SIGCONT');
+      const ok = tries.filter((r): r is PromiseFulfilledResult<Recorder> => r.status === 'fulfilled').map((r) => r.value);
+      closeAfter.push(...ok);
+      expect(ok).toHaveLength(2);
+      for (const r of tries) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/too many connections/);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await capped.stop();
+    }
+  });
+
   it('stopping one replica leaves the sockets on the other replicas connected (its shutdown disconnects only its own)', async () => {
     const x = person('stay');
     const tx = a.token(x);
