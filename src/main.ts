@@ -205,7 +205,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
 
     let fanout: RedisFanout | undefined;
     if (config.redisUrl) {
-      const f = await connectRedisFanout(config.redisUrl, log);
+      const f = await connectRedisFanout(config.redisUrl, log, { onDropped: (n, reason) => metrics.fanoutDropped.inc({ reason }, n) });
       fanout = f;
       cleanups.push(() => f.close());
     }

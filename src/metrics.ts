@@ -269,6 +269,12 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       help: 'Primary carrier circuit: 0 closed, 0.5 half-open, 1 open (sending through the secondary)',
       registers: r,
     }),
+    fanoutDropped: new client.Counter({
+      name: 'vigil_fanout_dropped_total',
+      help: 'Socket.IO events not sent to the other replicas: Redis failed the batch (error) or too many were waiting for it (backlog)',
+      labelNames: ['reason'],
+      registers: r,
+    }),
     loopErrors: new client.Counter({
       name: 'vigil_loop_errors_total',
       help: 'Errors caught in background loops',
@@ -414,6 +420,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       for (const command of ['extend', 'safe', 'cancel', 'false_alarm', 'acknowledge', 'resolve', 'record_attempt'])
         m.casConflicts.inc({ command }, 0);
       for (const loop of ['sweep', 'dispatch', 'retention']) m.loopErrors.inc({ loop }, 0);
+      for (const reason of ['error', 'backlog']) m.fanoutDropped.inc({ reason }, 0);
       for (const kind of RETENTION_KINDS) m.retentionRecords.inc({ kind }, 0);
       for (const action of ['resend', 'cancel', 'note']) m.moderatorActions.inc({ action }, 0);
     },

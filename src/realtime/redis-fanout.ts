@@ -11,8 +11,9 @@
  * Why not `@socket.io/redis-adapter`: measured on this 2-core machine, 20,000 events (a burst
  * of 10,000 SOS) cost the escalating replica 0.7 s through the classic adapter (and every
  * other replica decoded all of them), 1.2-1.5 s through the sharded one (one emit per room),
- * and about 0.55 s here; docs/performance-notes.md. Vigil uses nothing else of the
- * adapter: clients only listen, and no request crosses replicas.
+ * and about 0.55 s as one plain PUBLISH per room and event (before the NUMSUB check, which
+ * makes it nothing when nobody listens); docs/performance-notes.md. Vigil uses nothing else
+ * of the adapter: clients only listen, and no request crosses replicas.
  *
  * Fire-and-forget, like the adapter: nothing is replayed after a reconnect or a Redis
  * outage; clients re-read over REST (docs/cluster.md). Order is kept per publishing replica
@@ -36,7 +37,14 @@ export interface RedisFanout extends Fanout {
 export async function connectRedisFanout(
   url: string,
   log: Logger,
-  opts: { prefix?: string; connectTimeoutMs?: number; maxInFlight?: number; subscribeWaitMs?: number } = {},
+  opts: {
+    prefix?: string;
+    connectTimeoutMs?: number;
+    maxInFlight?: number;
+    subscribeWaitMs?: number;
+    /** events not sent to the other replicas (metrics): Redis failed them, or too many were waiting */
+    onDropped?: (n: number, reason: 'error' | 'backlog') => void;
+  } = {},
 ): Promise<RedisFanout> {
   const prefix = `${opts.prefix ?? 'vigil:events'}#`;
   const maxInFlight = opts.maxInFlight ?? MAX_PUBLISHES_IN_FLIGHT;
@@ -138,12 +146,16 @@ export async function connectRedisFanout(
           const body = JSON.stringify([uid, m.room, m.name, m.exceptAdmins ? 1 : 0, m.payload]);
           pub
             .publish(prefix + m.room, body)
-            .catch(onError)
+            .catch((err: unknown) => {
+              opts.onDropped?.(1, 'error');
+              onError(err);
+            })
             .finally(() => inFlight--);
         }
       })
       .catch((err: unknown) => {
         inFlight -= batch.length;
+        opts.onDropped?.(batch.length, 'error');
         onError(err);
       });
   };
@@ -178,6 +190,7 @@ export async function connectRedisFanout(
       if (closed) return;
       if (inFlight >= maxInFlight) {
         if (dropped++ === 0) log.warn({ inFlight }, 'Socket.IO Redis fan-out: Redis is not answering; events reach only this replica');
+        opts.onDropped?.(1, 'backlog');
         return;
       }
       inFlight++;

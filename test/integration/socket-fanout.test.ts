@@ -228,7 +228,11 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
 describe.skipIf(!redisAvailable())(`the fan-out's publish queue${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
   it('while Redis does not answer, at most maxInFlight publishes wait; the rest are dropped, and publishing resumes once it answers', async () => {
     const redis = await startRedis();
-    const fanout = await connectRedisFanout(redis.url, pino({ level: 'silent' }), { maxInFlight: 5 });
+    const drops: string[] = [];
+    const fanout = await connectRedisFanout(redis.url, pino({ level: 'silent' }), {
+      maxInFlight: 5,
+      onDropped: (n, reason) => drops.push(...Array.from({ length: n }, () => reason)),
+    });
     const listener = createClient({ url: redis.url });
     const got: string[] = [];
     const pid = redis.pid()!;
@@ -250,6 +254,9 @@ describe.skipIf(!redisAvailable())(`the fan-out's publish queue${redisAvailable(
       );
       expect(got.slice(0, 5)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4']);
       expect(got.filter((g) => g.startsWith('e'))).toHaveLength(5);
+      // the five dropped are counted (vigil_fanout_dropped_total{reason="backlog"}); markers tried while it drained too
+      expect(drops.filter((d) => d === 'backlog').length).toBeGreaterThanOrEqual(5);
+      expect(drops.filter((d) => d === 'error')).toEqual([]);
     } finally {
       process.kill(pid, 'SIGCONT');
       await listener.close();
