@@ -160,9 +160,7 @@ export class LocationService {
   private async escalationFix(timer: Timer, cached: StoredFix | null): Promise<StoredFix | null> {
     try {
       await this.flushTimer(timer.id);
-      const buffered = this.pending.get(timer.id)?.at(-1) ?? null;
-      const stored = await this.store.lastFix(timer.id);
-      const best = fresher(fresher(cached, buffered), stored);
+      const best = await this.latestWith(timer, cached);
       if (best) await this.store.addFixes([best]);
       return best;
     } catch (err) {
@@ -230,6 +228,11 @@ export class LocationService {
   /** The freshest known fix: cache (shared), this replica's buffer, the store's last flushed. */
   private async latest(timer: Timer): Promise<StoredFix | null> {
     const cached = await this.cache.get(timer.id).catch((err: unknown) => this.cacheFailed(err, 'get'));
+    return this.latestWith(timer, cached ?? null);
+  }
+
+  /** The freshest of the cached fix (read by the caller), the buffered one and the stored one. */
+  private async latestWith(timer: Timer, cached: StoredFix | null): Promise<StoredFix | null> {
     const buffered = this.pending.get(timer.id)?.at(-1) ?? null;
     const stored = await this.store.lastFix(timer.id);
     return fresher(fresher(cached, buffered), stored);

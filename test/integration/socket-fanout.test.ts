@@ -13,7 +13,6 @@ import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { io as ioClient } from 'socket.io-client';
 import { createMetrics } from '../../src/metrics.js';
 import type { Fanout } from '../../src/realtime/fanout.js';
 import { connectRedisFanout } from '../../src/realtime/redis-fanout.js';
@@ -295,22 +294,14 @@ describe('the handshake and the fan-out', () => {
     });
     rt.io.on('connection', () => order.push('connection'));
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    const client = ioClient(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, {
-      auth: { token: signToken(secret, { sub: 'hs-1', admin: true }) },
-      transports: ['websocket'],
-      reconnection: false,
-      forceNew: true,
-    });
+    let client: Recorder | undefined;
     try {
-      await new Promise<void>((resolve, reject) => {
-        client.once('ready', () => resolve());
-        client.once('connect_error', reject);
-      });
+      client = await connect(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, signToken(secret, { sub: 'hs-1', admin: true }));
       expect(joined.sort()).toEqual(['admins', 'user:hs-1']);
       expect(order).toEqual([...order.filter((o) => o.startsWith('joined')), 'connection']);
       expect(order.filter((o) => o.startsWith('joined'))).toHaveLength(2);
     } finally {
-      client.close();
+      client?.close();
       await rt.close();
       http.close();
     }

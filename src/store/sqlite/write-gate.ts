@@ -9,7 +9,7 @@
  *
  * The gate takes the lock itself instead: `BEGIN IMMEDIATE` with a zero busy timeout. When
  * the file is free the write runs at once, in that transaction, exactly as before (the
- * store's own `transaction().immediate()` becomes a savepoint inside it). When another
+ * store's own `transaction()` calls run flat inside it: see flattenTransactions). When another
  * process holds the lock the write waits in a queue and the gate tries again every
  * millisecond from a timer, so the event loop stays free and the lock is taken within about
  * a millisecond of being released. Writes from this process keep their order (first in,
