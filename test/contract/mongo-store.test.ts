@@ -11,7 +11,7 @@ import { DomainError } from '../../src/domain/errors.js';
 import { ServerClock } from '../../src/store/mongo/clock.js';
 import { makeModels } from '../../src/store/mongo/schemas.js';
 import { extendTimer, extendTimerKeyed } from '../../src/store/mongo/timers.js';
-import type { Ctx } from '../../src/store/mongo/writes.js';
+import { FERRETDB_UPDATES_PER_COMMAND, type Ctx } from '../../src/store/mongo/writes.js';
 import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
 import { freePort } from '../helpers/net.js';
@@ -121,6 +121,32 @@ describe.skipIf(!kind)(`mongo store on ${kind ?? 'no server'}`, () => {
     }
   }, 120_000);
 
+  it('150 send outcomes recorded in one call all land, and the server still answers (FerretDB v1 wedges on an update command of ~100 statements)', async () => {
+    let updates = 0;
+    const { store, cleanup } = await fresh({ onCommand: (c) => void (c.name === 'update' && updates++) });
+    try {
+      const { incident } = await openedIncident(store);
+      await store.addDeliveries(incident, newDeliveries(incident.id, 150));
+      const leased = await store.claimDeliveries(150, 60_000);
+      expect(leased).toHaveLength(150);
+      updates = 0;
+      const recorded = await store.recordAttempts(
+        leased.map((d, i) => ({
+          key: d.key,
+          attempt: d.attempts,
+          outcome: { status: 'sent' as const, carrier: 'twilio' as const, providerMessageId: `SM${i}` },
+        })),
+      );
+      expect(recorded.filter((d) => d?.status === 'sent')).toHaveLength(150);
+      // one command on MongoDB; commands of FERRETDB_UPDATES_PER_COMMAND statements on FerretDB
+      expect(updates).toBe(kind === 'ferretdb' ? Math.ceil(150 / FERRETDB_UPDATES_PER_COMMAND) : 1);
+      expect(await store.ping()).toBe(true);
+      expect(await store.claimDeliveries(10, 60_000)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  }, 60_000);
+
   it('every write carries the configured write concern; the sweep reads with readConcern majority', async () => {
     const seen: CommandInfo[] = [];
     const { store, cleanup } = await fresh({ onCommand: (c) => seen.push(c), writeConcern: 'majority', writeTimeoutMs: 4000 });
@@ -172,6 +198,7 @@ describe.skipIf(!kind)(`mongo extendTimer compares on the values it read (${kind
     const ctx: Ctx = {
       m: makeModels(conn),
       wc: new mongoose.mongo.WriteConcern('majority', 5000),
+      updatesPerCommand: kind === 'ferretdb' ? FERRETDB_UPDATES_PER_COMMAND : Infinity,
       now: async () => {
         await between(f.store, ++calls);
         return f.store.now();

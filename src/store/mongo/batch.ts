@@ -13,7 +13,7 @@ import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-ba
 import { toContact, toDelivery, toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
-import { defined, insertOptions, newOp, unknownOutcome, type Ctx } from './writes.js';
+import { bulkUpdate, defined, insertOptions, newOp, unknownOutcome, type Ctx } from './writes.js';
 
 /** Run an unordered write; "already there" (duplicate key) is fine, an unconfirmed write concern is not. */
 async function tolerateDuplicates(write: () => Promise<unknown>): Promise<void> {
@@ -77,7 +77,9 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
 
   const op = newOp();
   try {
-    await ctx.m.timers.bulkWrite(
+    await bulkUpdate(
+      ctx,
+      ctx.m.timers,
       items.map(({ timer }) => ({
         updateOne: {
           filter: { _id: timer.id, escalation: 'pending' as const },
@@ -87,7 +89,6 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
           },
         },
       })),
-      { ordered: false, writeConcern: ctx.wc },
     );
   } catch (err) {
     if (isWriteConcernError(err)) throw unknownOutcome(err);
@@ -148,7 +149,7 @@ export async function nextDeadline(ctx: Ctx): Promise<Date | null> {
   return d ? d.expiresAt : null;
 }
 
-/** One unordered bulkWrite of CAS updates tagged with one token, then one read of what carries it. */
+/** One unordered bulkWrite of CAS updates tagged with one token (`bulkUpdate`), then one read of what carries it. */
 export async function recordAttempts(ctx: Ctx, list: AttemptRecord[]): Promise<(Delivery | null)[]> {
   if (list.length === 0) return [];
   const now = await ctx.now();
@@ -164,7 +165,7 @@ export async function recordAttempts(ctx: Ctx, list: AttemptRecord[]): Promise<(
     return { updateOne: { filter: { _id: key, status: 'sending' as const, attempts: attempt }, update: { $set: set, $unset: unset } } };
   });
   try {
-    await ctx.m.deliveries.bulkWrite(ops, { ordered: false, writeConcern: ctx.wc });
+    await bulkUpdate(ctx, ctx.m.deliveries, ops);
   } catch (err) {
     // unconfirmed: the caller's leases lapse and the deliveries are claimed again (the carrier key dedupes)
     if (isWriteConcernError(err)) throw unknownOutcome(err);

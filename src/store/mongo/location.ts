@@ -1,7 +1,7 @@
 /** The location trail on MongoDB (the LocationStore part of the port). */
 import type { StoredFix } from '../../domain/location.js';
 import type { FixDoc } from './location-schema.js';
-import type { Ctx } from './writes.js';
+import { bulkUpdate, type Ctx } from './writes.js';
 
 const toFix = (d: FixDoc): StoredFix => ({
   timerId: d.timerId,
@@ -16,7 +16,9 @@ const toFix = (d: FixDoc): StoredFix => ({
 export async function addFixes(ctx: Ctx, fixes: StoredFix[]): Promise<number> {
   if (fixes.length === 0) return 0;
   const now = await ctx.now();
-  const r = await ctx.m.fixes.bulkWrite(
+  const r = await bulkUpdate(
+    ctx,
+    ctx.m.fixes,
     fixes.map((f) => ({
       updateOne: {
         filter: { _id: `${f.timerId}:${f.at.getTime()}` },
@@ -34,9 +36,8 @@ export async function addFixes(ctx: Ctx, fixes: StoredFix[]): Promise<number> {
         upsert: true,
       },
     })),
-    { ordered: false, writeConcern: ctx.wc },
   );
-  return r.upsertedCount;
+  return r.upserted;
 }
 
 export async function listFixes(ctx: Ctx, timerId: string, limit: number): Promise<StoredFix[]> {

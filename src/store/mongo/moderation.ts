@@ -12,7 +12,7 @@ import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { AuditDoc, NoteDoc } from './moderation-schemas.js';
 import type { DeliveryDoc } from './schemas.js';
-import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+import { bulkUpdate, casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 export { redactClosed } from './retention.js';
 
@@ -29,7 +29,9 @@ async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
   if (lines.length === 0) return;
   const at = await ctx.now();
   try {
-    await ctx.m.audit.bulkWrite(
+    await bulkUpdate(
+      ctx,
+      ctx.m.audit,
       lines.map((l) => ({
         updateOne: {
           filter: { _id: l.id },
@@ -37,7 +39,6 @@ async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
           upsert: true,
         },
       })),
-      { ordered: false, writeConcern: ctx.wc },
     );
   } catch (err) {
     if (isWriteConcernError(err)) throw unknownOutcome(err);

@@ -19,7 +19,7 @@ import * as safety from './safety.js';
 import * as moderation from './moderation.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
-import type { Ctx, WriteConcern } from './writes.js';
+import { FERRETDB_UPDATES_PER_COMMAND, type Ctx, type WriteConcern } from './writes.js';
 
 export interface MongoStoreOptions {
   /** connection string, e.g. `mongodb://h1,h2,h3/vigil?replicaSet=rs0` */
@@ -71,7 +71,7 @@ export class MongoStore implements Store {
   ) {
     const wc: WriteConcern = new mongoose.mongo.WriteConcern(settings.writeConcern, settings.writeTimeoutMs);
     this.clock = new ServerClock(() => this.serverTime(), settings.clockRefreshMs);
-    this.ctx = { m: makeModels(conn), now: () => this.clock.now(), wc };
+    this.ctx = { m: makeModels(conn), now: () => this.clock.now(), wc, updatesPerCommand: Infinity };
     const { onCommand } = settings;
     if (onCommand)
       conn
@@ -109,6 +109,13 @@ export class MongoStore implements Store {
       throw Unavailable('store_unreachable', `cannot reach MongoDB at ${where} within ${s.serverSelectionTimeoutMs} ms: ${why}`, err);
     }
     const store = new MongoStore(conn, s);
+    try {
+      if ((await store.serverKind()) === 'ferretdb') store.ctx.updatesPerCommand = FERRETDB_UPDATES_PER_COMMAND;
+    } catch (err) {
+      await store.close();
+      const why = err instanceof Error ? err.message : String(err);
+      throw Unavailable('store_unreachable', `MongoDB at ${where} did not answer buildInfo: ${why}`, err);
+    }
     try {
       await store.buildIndexes();
     } catch (err) {

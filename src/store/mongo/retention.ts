@@ -11,7 +11,7 @@ import { maskPhone } from '../../domain/messages.js';
 import type { RetentionCounts } from '../../domain/moderation.js';
 import type { TimerStatus } from '../../domain/timer.js';
 import type { DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
-import type { Ctx } from './writes.js';
+import { bulkUpdate, type Ctx } from './writes.js';
 
 const CLOSED_INCIDENT: IncidentStatus[] = ['resolved', 'false_alarm'];
 const CLOSED_TIMER: TimerStatus[] = ['safe', 'cancelled', 'expired'];
@@ -38,16 +38,17 @@ export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promi
       .lean<Pick<DeliveryDoc, '_id' | 'phone'>[]>()
       .exec();
     if (ds.length > 0) {
-      const r = await ctx.m.deliveries.bulkWrite(
+      const r = await bulkUpdate(
+        ctx,
+        ctx.m.deliveries,
         ds.map((d) => ({
           updateOne: {
             filter: { _id: d._id, status: { $in: FINAL }, ...UNREDACTED },
             update: { $set: { phone: maskPhone(d.phone), body: '', contactName: '', redactedAt: now, updatedAt: now } },
           },
         })),
-        { ordered: false, writeConcern: ctx.wc },
       );
-      counts.deliveries = r.modifiedCount;
+      counts.deliveries = r.modified;
     }
     const notes = await ctx.m.notes
       .updateMany({ incidentId: { $in: ids }, ...UNREDACTED }, { $set: { text: '', redactedAt: now } }, { writeConcern: ctx.wc })

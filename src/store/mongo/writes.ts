@@ -19,6 +19,55 @@ export interface Ctx {
   now(): Promise<Date>;
   /** write concern of every write */
   readonly wc: WriteConcern;
+  /**
+   * Most update statements sent in one `update` command (see `bulkUpdate`): unlimited on
+   * MongoDB, a few on FerretDB v1. Set once at connect, from the server's buildInfo.
+   */
+  updatesPerCommand: number;
+}
+
+/**
+ * Update statements per command on FerretDB v1 (1.24): its `update` handler keeps each
+ * statement's query open (a SQLite connection of a pool of 100) until the whole command
+ * ends, so one command of ~100 statements, or a few large ones at once, takes every
+ * connection and then waits for one more: the server stops answering anyone. Ten keeps
+ * the commands of three replicas' sweeps and dispatchers far below the pool.
+ */
+export const FERRETDB_UPDATES_PER_COMMAND = 10;
+
+export interface BulkUpdated {
+  matched: number;
+  modified: number;
+  upserted: number;
+}
+
+/**
+ * An unordered bulkWrite of `updateOne` statements, sent in commands of at most
+ * `ctx.updatesPerCommand` statements, one after another (one command on MongoDB: the driver
+ * itself splits only above maxWriteBatchSize). Unordered as one command would be: every
+ * command is sent even when an earlier one failed, then the first error is thrown.
+ */
+export async function bulkUpdate<D extends mongoose.mongo.Document>(
+  ctx: Ctx,
+  model: Model<D>,
+  ops: mongoose.AnyBulkWriteOperation<D>[],
+): Promise<BulkUpdated> {
+  const done: BulkUpdated = { matched: 0, modified: 0, upserted: 0 };
+  let failed: { err: unknown } | undefined;
+  const size = Math.max(1, ctx.updatesPerCommand);
+  for (let i = 0; i < ops.length; i += size) {
+    try {
+      const chunk = ops.slice(i, i + size) as Parameters<Model<D>['bulkWrite']>[0];
+      const r = await model.bulkWrite(chunk, { ordered: false, writeConcern: ctx.wc });
+      done.matched += r.matchedCount;
+      done.modified += r.modifiedCount;
+      done.upserted += r.upsertedCount;
+    } catch (err) {
+      failed ??= { err };
+    }
+  }
+  if (failed) throw failed.err;
+  return done;
 }
 
 /**
