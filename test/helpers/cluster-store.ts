@@ -208,7 +208,14 @@ const redact = (uri: string) => uri.replace(/\/\/[^@/]*@/, '//');
 
 async function openMongo(uri: string, o: { drop: boolean; stop: () => Promise<void> }): Promise<ClusterStore> {
   const dbName = `vigil_cluster_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-  const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000, appName: 'vigil-cluster-tests' }).connect();
+  // socketTimeoutMS: a query the server does not answer fails (a poll retries it, then reports)
+  // instead of hanging the case: FerretDB v1 stopped answering everyone when an update command
+  // of ~100 statements took its whole pool (docs/mongodb.md, "Batches of updates")
+  const client = await new MongoClient(uri, {
+    serverSelectionTimeoutMS: 5000,
+    socketTimeoutMS: 15_000,
+    appName: 'vigil-cluster-tests',
+  }).connect();
   const db = client.db(dbName);
   let closing: Promise<void> | undefined;
   const count = (collection: string, filter: mongoose.mongo.Filter<mongoose.mongo.Document>) =>

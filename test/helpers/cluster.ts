@@ -22,6 +22,8 @@ const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist', 'main.js');
 const READY_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 8_000;
+/** how long kill() waits for the exit its SIGKILL or SIGTERM should cause */
+const KILL_WAIT_MS = 60_000;
 
 /** One stdout line of a replica: the pino object, plus when the test process read it. */
 export interface LogLine {
@@ -217,7 +219,14 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       if (!child) throw new Error(`replica ${r.id} is not running`);
       const exited = r.exited;
       child.kill(signal);
-      if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
+      if (signal !== 'SIGKILL' && signal !== 'SIGTERM') return;
+      // bounded: a replica that ignores the signal fails the test here with its last lines
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<'stuck'>((res) => (timer = setTimeout(() => res('stuck'), KILL_WAIT_MS)));
+      const outcome = await Promise.race([Promise.resolve(exited).then(() => 'exited' as const), stuck]).finally(() => clearTimeout(timer));
+      if (outcome === 'stuck') {
+        throw new Error(`replica ${r.id} still running ${KILL_WAIT_MS} ms after ${signal}:\n${r.stderr}\n${tail(readLines(r))}`);
+      }
     },
     async restart(i) {
       const r = at(i);

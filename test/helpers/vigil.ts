@@ -52,7 +52,11 @@ export async function startTestVigil(
   };
 }
 
-/** Poll `fn` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
+/**
+ * Poll `fn` until it returns a truthy value or `timeoutMs` passes (then throws with `what`).
+ * An attempt that has not returned by the deadline fails the wait too: a query that hangs
+ * ends in this message, not in the test runner's timeout.
+ */
 export async function eventually<T>(
   fn: () => Promise<T | undefined | null | false>,
   what: string,
@@ -63,13 +67,26 @@ export async function eventually<T>(
   let last: unknown;
   for (;;) {
     try {
-      const v = await fn();
+      const v = await withinMs(fn(), Math.max(until - Date.now(), 0) + everyMs);
       if (v) return v;
     } catch (err) {
       last = err;
     }
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** `p`, or an error once `ms` pass without it settling. */
+async function withinMs<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`an attempt did not return within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
