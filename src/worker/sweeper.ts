@@ -7,7 +7,9 @@
  * escalation exactly-once. While it holds the lock a timer renews the lease every TTL/3,
  * whatever the sweep is doing (a long batch on a slow store included); when a renewal
  * fails the sweep's abort signal fires: it claims nothing more and finishes only what it
- * already claimed.
+ * already claimed. Renewing is conditional on the sweep moving: a sweep whose store call
+ * has not returned for `stallMs` (a server that accepts and never answers) stops renewing
+ * and releases the lease, so another replica sweeps instead of every SOS waiting on it.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -28,6 +30,11 @@ export interface SweepSettings {
   groupSize?: number;
   /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
   maxEscalationAttempts: number;
+  /**
+   * A sweep with no store step finished for this long gives its lease up (see `renew`);
+   * default max(60 s, 6 × lockTtlMs): far above any step of a healthy store.
+   */
+  stallMs?: number;
   /** the wait after a deadline before the SOS (ms, default 0) */
   graceMs?: number;
   /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
@@ -50,6 +57,8 @@ export interface SweepReport {
   escalated: number;
   failed: number;
   lostLease: boolean;
+  /** no store step finished for `stallMs`: the sweep gave its lease up (absent: it did not) */
+  stalled?: boolean;
 }
 
 export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -72,6 +81,8 @@ export class Sweeper {
   private stopping = false;
   /** the running sweep has claimed a full batch (see escalatingBacklog) */
   private inBacklog = false;
+  /** performance.now() when the running sweep last finished a store step (see `renew`) */
+  private movedAt = 0;
 
   /**
    * This replica is escalating a backlog (the running sweep claimed a full batch, so more is
@@ -128,6 +139,7 @@ export class Sweeper {
     const startedAt = new Date();
     const end = this.metrics.sweepDuration.startTimer();
     if (lease) this.metrics.lockHolder.set(1);
+    this.moved();
     const renewal = lease ? this.renew(lease, report) : undefined;
     try {
       await this.run(renewal?.signal, report);
@@ -174,8 +186,25 @@ export class Sweeper {
     const { lockTtlMs } = this.settings;
     const lost = new AbortController();
     let extending = false;
+    const stallMs = this.settings.stallMs ?? Math.max(60_000, 6 * lockTtlMs);
     const timer = setInterval(() => {
-      if (extending || lost.signal.aborted) return; // a renewal still waiting for Redis: do not pile up
+      if (lost.signal.aborted) return;
+      const still = performance.now() - this.movedAt;
+      if (still > stallMs) {
+        // a store call that never returns must not hold the lock for ever: every SOS would wait on it
+        clearInterval(timer);
+        report.lostLease = true;
+        report.stalled = true;
+        lost.abort();
+        this.metrics.loopErrors.inc({ loop: 'sweep' });
+        this.log.error(
+          { fence: report.fence, stalledMs: Math.round(still) },
+          'sweep stalled: no store step finished for too long; giving the lease up so that another replica sweeps',
+        );
+        void lease.release().catch(() => undefined);
+        return;
+      }
+      if (extending) return; // a renewal still waiting for Redis: do not pile up
       extending = true;
       void lease
         .extend(lockTtlMs)
@@ -205,6 +234,7 @@ export class Sweeper {
 
     // 1. repair: escalations left pending by a crash (or by a failed escalation)
     const pending = await this.store.pendingEscalations(batchSize);
+    this.moved();
     report.repaired = pending.length;
     await this.escalateAll(pending, report);
 
@@ -212,6 +242,7 @@ export class Sweeper {
     for (const incident of await this.store.pendingAllClears(batchSize)) {
       try {
         await this.escalator.completeAllClear(incident);
+        this.moved();
         report.allClears = (report.allClears ?? 0) + 1;
       } catch (err) {
         this.metrics.loopErrors.inc({ loop: 'sweep' });
@@ -228,15 +259,19 @@ export class Sweeper {
       if (n > 0) report.panicsRepaired = n;
     }
 
+    this.moved();
     // 1c. the nudge before the SOS
     await this.warn(lost, report);
+    this.moved();
 
     // 2. claim due timers, batch after batch, while the lease holds
     try {
       for (;;) {
         await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
         if (this.stopping || lost?.aborted) return;
+        this.moved();
         const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
+        this.moved();
         report.claimed += batch.length;
         if (batch.length === batchSize) this.inBacklog = true;
         await this.escalateAll(batch, report);
@@ -267,8 +302,10 @@ export class Sweeper {
     await mapLimit(groups, this.settings.concurrency, async (group) => {
       try {
         await this.escalator.escalateBatch(group, report.fence);
+        this.moved();
         report.escalated += group.length;
       } catch (err) {
+        this.moved();
         // every escalation of the group is still pending: one at a time, each failure is counted (and dead-lettered) alone
         this.log.warn({ err, timers: group.length }, 'group escalation failed; escalating its timers one at a time');
         await this.escalateEach(group, report);
@@ -282,12 +319,19 @@ export class Sweeper {
         await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
         report.escalated++;
       } catch (err) {
+        this.moved();
         report.failed++;
         this.metrics.escalationErrors.inc();
         await this.countFailure(t, t.expiredByFence ?? report.fence, err);
       }
+      this.moved();
       await nextTurn();
     }
+  }
+
+  /** A store step of the running sweep finished: its lease may be renewed (see `renew`). */
+  private moved(): void {
+    this.movedAt = performance.now();
   }
 
   /** Left pending for the next tick, until it has failed `maxEscalationAttempts` times: then dead-lettered. */

@@ -1,6 +1,7 @@
 /**
  * The sweep lease is renewed on a timer, not between batches: a batch slower than the
- * lock TTL keeps the lock, and once a renewal fails no further batch is claimed.
+ * lock TTL keeps the lock, and once a renewal fails no further batch is claimed. A sweep
+ * stuck on a store call that never returns stops renewing and gives the lease up.
  * Real Redis lock, real SQLite store slowed down by a wrapper (escalations take time).
  */
 import { randomUUID } from 'node:crypto';
@@ -21,6 +22,7 @@ import { Escalator } from '../../src/worker/escalator.js';
 import { Sweeper } from '../../src/worker/sweeper.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { hookedStore, type StoreHooks } from '../helpers/slow-store.js';
+import { eventually } from '../helpers/vigil.js';
 
 const log = createLogger({ level: 'silent' });
 const TTL = 600;
@@ -38,7 +40,7 @@ async function armDue(store: Store, n: number): Promise<void> {
   }
 }
 
-function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number): Sweeper {
+function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number, stallMs?: number): Sweeper {
   const escalator = new Escalator(
     store,
     { publish() {} },
@@ -52,6 +54,7 @@ function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: strin
     batchSize,
     concurrency: 1,
     maxEscalationAttempts: 5,
+    ...(stallMs === undefined ? {} : { stallMs }),
   });
 }
 
@@ -157,5 +160,44 @@ describe.skipIf(!redisAvailable())(suite, () => {
     const report = await sweeperOver(hookedStore(store, hooks), await connect(), metrics, `sweep-${randomUUID()}`, 6).sweep();
     expect(report).toMatchObject({ claimed: 6, escalated: 6, lostLease: true });
     expect(await store.overdue()).toMatchObject({ count: 6 });
+  });
+  it('invariant 4 (no SOS lost): a sweep stuck on a store call that never returns gives its lease up; another replica escalates every timer', async () => {
+    await armDue(store, 12);
+    const lockName = `sweep-${randomUUID()}`;
+    let stuck!: () => void;
+    const reached = new Promise<void>((r) => (stuck = r));
+    // replica A: its first group escalation never returns (a server that accepts and never answers)
+    const hung: StoreHooks = {
+      escalateBatch: () => {
+        stuck();
+        return new Promise<void>(() => undefined);
+      },
+    };
+    const metricsA = createMetrics({ replica: 'a', collectDefault: false });
+    const a = sweeperOver(hookedStore(store, hung), await connect(), metricsA, lockName, 6, 1500);
+    void a.sweep();
+    await reached;
+    expect(await store.listIncidents()).toHaveLength(0); // A committed nothing
+
+    // replica B: a healthy store; it gets the lock once A gives it up, repairs A's claimed batch and claims the rest
+    const b = sweeperOver(store, await connect(), createMetrics({ replica: 'b', collectDefault: false }), lockName, 6);
+    const reports: Awaited<ReturnType<Sweeper['sweep']>>[] = [];
+    await eventually(
+      async () => {
+        reports.push(await b.sweep());
+        return (await store.listIncidents()).length === 12;
+      },
+      'replica B escalating all 12 timers',
+      30_000,
+      100,
+    );
+    const won = reports.filter((r) => r.outcome === 'swept');
+    expect(won.length).toBeGreaterThan(0);
+    expect(reports.filter((r) => r.outcome === 'contended').length).toBeGreaterThan(0); // A held the lock first
+    const incidents = await store.listIncidents();
+    expect(new Set(incidents.map((i) => i.timerId)).size).toBe(12);
+    expect(await store.overdue()).toMatchObject({ count: 0 });
+    // A counted the stall as a sweep loop error and stopped renewing
+    expect((await metricsA.loopErrors.get()).values.find((v) => v.labels.loop === 'sweep')?.value).toBe(1);
   });
 });
