@@ -45,7 +45,8 @@ export interface BulkUpdated {
  * An unordered bulkWrite of `updateOne` statements, sent in commands of at most
  * `ctx.updatesPerCommand` statements, one after another (one command on MongoDB: the driver
  * itself splits only above maxWriteBatchSize). Unordered as one command would be: every
- * command is sent even when an earlier one failed, then the first error is thrown.
+ * command is sent even when an earlier one failed, then the first error is thrown (a
+ * write-concern error before any other: the caller must treat the outcome as unknown).
  */
 export async function bulkUpdate<D extends mongoose.mongo.Document>(
   ctx: Ctx,
@@ -63,7 +64,8 @@ export async function bulkUpdate<D extends mongoose.mongo.Document>(
       done.modified += r.modifiedCount;
       done.upserted += r.upsertedCount;
     } catch (err) {
-      failed ??= { err };
+      // the first error, unless a later one leaves an outcome unknown: that one decides what the caller does
+      if (!failed || (isWriteConcernError(err) && !isWriteConcernError(failed.err))) failed = { err };
     }
   }
   if (failed) throw failed.err;
