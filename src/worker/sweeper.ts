@@ -269,7 +269,6 @@ export class Sweeper {
       for (;;) {
         await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
         if (this.stopping || lost?.aborted) return;
-        this.moved();
         const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
         this.moved();
         report.claimed += batch.length;
@@ -319,7 +318,6 @@ export class Sweeper {
         await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
         report.escalated++;
       } catch (err) {
-        this.moved();
         report.failed++;
         this.metrics.escalationErrors.inc();
         await this.countFailure(t, t.expiredByFence ?? report.fence, err);

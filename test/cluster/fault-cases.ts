@@ -105,7 +105,7 @@ async function holder(c: Cluster, get: (k: string) => Promise<string | null>): P
  */
 async function midSweep(s: Scenario, count: number) {
   const seeded = await s.store.seedTimers({ count, expiresAt: Date.now() + 500 });
-  const ids = new Set(seeded.timerIds.map(String));
+  const ids = new Set(seeded.timerIds);
   return eventually(
     async () => {
       const progress = linesWith(s.cluster, 'SOS escalated').filter((l) => ids.has(String(l.timer))).length;

@@ -16,6 +16,7 @@ import { signToken } from '../../src/auth/tokens.js';
 import { GENEROUS_LIMITS } from './limits.js';
 import type { SweepReport } from '../../src/worker/sweeper.js';
 import { requestJson, type ApiAnswer } from './http.js';
+import { withinMs } from './deadline.js';
 import { freePort } from './net.js';
 
 const ROOT = process.cwd();
@@ -221,12 +222,9 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       child.kill(signal);
       if (signal !== 'SIGKILL' && signal !== 'SIGTERM') return;
       // bounded: a replica that ignores the signal fails the test here with its last lines
-      let timer: NodeJS.Timeout | undefined;
-      const stuck = new Promise<'stuck'>((res) => (timer = setTimeout(() => res('stuck'), KILL_WAIT_MS)));
-      const outcome = await Promise.race([Promise.resolve(exited).then(() => 'exited' as const), stuck]).finally(() => clearTimeout(timer));
-      if (outcome === 'stuck') {
-        throw new Error(`replica ${r.id} still running ${KILL_WAIT_MS} ms after ${signal}:\n${r.stderr}\n${tail(readLines(r))}`);
-      }
+      await withinMs(Promise.resolve(exited), KILL_WAIT_MS, `replica ${r.id}'s exit after ${signal}`).catch((err: unknown) => {
+        throw new Error(`${String(err)}:\n${r.stderr}\n${tail(readLines(r))}`);
+      });
     },
     async restart(i) {
       const r = at(i);

@@ -7,6 +7,7 @@ import { signToken } from '../../src/auth/tokens.js';
 import { startVigil, type Overrides, type Vigil } from '../../src/main.js';
 import { requestJson, type ApiAnswer } from './http.js';
 import { GENEROUS_LIMITS } from './limits.js';
+import { withinMs } from './deadline.js';
 
 export interface TestVigil {
   vigil: Vigil;
@@ -67,26 +68,13 @@ export async function eventually<T>(
   let last: unknown;
   for (;;) {
     try {
-      const v = await withinMs(fn(), Math.max(until - Date.now(), 0) + everyMs);
+      const v = await withinMs(fn(), Math.max(until - Date.now(), 0) + everyMs, 'an attempt');
       if (v) return v;
     } catch (err) {
       last = err;
     }
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-/** `p`, or an error once `ms` pass without it settling. */
-async function withinMs<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`an attempt did not return within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
