@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
+import { MAX_SWEEP_SHARDS } from './domain/sweep-shard.js';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const optStr = z
@@ -36,6 +37,8 @@ export const EnvSchema = z.object({
   /** on: also wake at the next deadline (docs/performance-notes.md); off: sweep on the cron tick only (an API-only replica: off and a rare cron) */
   SWEEP_WAKE_UPS: z.enum(['on', 'off']).default('on'),
   SWEEP_BATCH_SIZE: int(100, 1),
+  /** sweep shards (src/domain/sweep-shard.ts): up to this many replicas escalate at once, each its own timers; 1 = one sweeper */
+  SWEEP_SHARDS: int(1, 1).pipe(z.number().max(MAX_SWEEP_SHARDS, `must be at most ${MAX_SWEEP_SHARDS}`)),
   RETENTION_DAYS: int(30, 0),
   RETENTION_CRON: z
     .string()
@@ -135,7 +138,7 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
-  sweep: { cron: string; wakeUps: boolean; batchSize: number; concurrency: number; lockName: string; lockTtlMs: number };
+  sweep: { cron: string; wakeUps: boolean; batchSize: number; shards: number; concurrency: number; lockName: string; lockTtlMs: number };
   /** failed escalations of one timer before it is dead-lettered */
   escalationMaxAttempts: number;
   /** the nudge before the SOS (0 = off) and the wait after the deadline before it (ms) */
@@ -334,6 +337,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cron: e.SWEEP_CRON,
       wakeUps: e.SWEEP_WAKE_UPS === 'on',
       batchSize: e.SWEEP_BATCH_SIZE,
+      shards: e.SWEEP_SHARDS,
       concurrency: e.SWEEP_CONCURRENCY,
       lockName: e.LOCK_NAME,
       lockTtlMs: e.LOCK_TTL_MS,

@@ -333,6 +333,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       lockName: config.sweep.lockName,
       lockTtlMs: config.sweep.lockTtlMs,
       batchSize: config.sweep.batchSize,
+      shards: config.sweep.shards,
       // better-sqlite3 is synchronous: concurrent groups would only run back to back in one turn of the event loop
       concurrency: config.mongodbUri ? config.sweep.concurrency : 1,
       maxEscalationAttempts: config.escalationMaxAttempts,

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { sweepSlot } from '../../src/domain/sweep-shard.js';
 
 export function procMemory(pid: number): { hwmKb: number; rssKb: number } | undefined {
   try {
@@ -24,11 +25,12 @@ export function insertArmedTimers(file: string, n: number): void {
     db.pragma('synchronous = NORMAL');
     const now = Date.now();
     const insert = db.prepare(
-      `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, display_name, extensions, escalation)
-       VALUES (?, ?, 'active', ?, ?, ?, 'Bench café', 'Bench', 0, 'none')`,
+      `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, display_name, extensions, escalation, sweep_slot)
+       VALUES (?, ?, 'active', ?, ?, ?, 'Bench café', 'Bench', 0, 'none', ?)`,
     );
     db.transaction(() => {
-      for (let i = 0; i < n; i++) insert.run(`rss-${i}`, `rss-user-${i}`, now, now + 86_400_000 + (i % 3_600_000), now);
+      for (let i = 0; i < n; i++)
+        insert.run(`rss-${i}`, `rss-user-${i}`, now, now + 86_400_000 + (i % 3_600_000), now, sweepSlot(`rss-${i}`));
     })();
   } finally {
     db.close();

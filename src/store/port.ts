@@ -7,6 +7,7 @@
 import type { Contact } from '../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
+import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
 import type { LocationStore } from './port-location.js';
@@ -124,11 +125,12 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult>;
   /**
    * CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`.
-   * Due: the deadline plus `graceMs` (default 0) has passed.
+   * Due: the deadline plus `graceMs` (default 0) has passed. With `shard`, only that sweep
+   * shard's timers (domain/sweep-shard.ts; default: every timer).
    */
-  claimDueTimers(limit: number, fence: number, graceMs?: number): Promise<Timer[]>;
-  /** Expired timers whose escalation is still pending (crash repair), oldest deadline first. */
-  pendingEscalations(limit: number): Promise<Timer[]>;
+  claimDueTimers(limit: number, fence: number, graceMs?: number, shard?: SweepShard): Promise<Timer[]>;
+  /** Expired timers whose escalation is still pending (crash repair), oldest deadline first; with `shard`, that shard's only. */
+  pendingEscalations(limit: number, shard?: SweepShard): Promise<Timer[]>;
   /** CAS escalation pending → done, recording the incident. */
   markEscalated(timerId: string, incidentId: string): Promise<boolean>;
   /**

@@ -13,6 +13,8 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { randomInt } from 'node:crypto';
+import { ALL_SHARDS, shardLockName, type SweepShard } from '../domain/sweep-shard.js';
 import type { Timer } from '../domain/timer.js';
 import type { Lease, Lock } from '../lock/port.js';
 import type { Metrics } from '../metrics.js';
@@ -35,6 +37,13 @@ export interface SweepSettings {
    * default max(60 s, 6 × lockTtlMs): far above any step of a healthy store.
    */
   stallMs?: number;
+  /**
+   * Sweep shards (domain/sweep-shard.ts, default 1): each has its own lock (`lockName`,
+   * then `lockName:1` …), and a sweep tries them all in turn, starting one further each
+   * time, so replicas escalate different shards at once. Repairs of all-clears and panic
+   * texts and the warnings run with shard 0.
+   */
+  shards?: number;
   /** the wait after a deadline before the SOS (ms, default 0) */
   graceMs?: number;
   /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
@@ -59,6 +68,8 @@ export interface SweepReport {
   lostLease: boolean;
   /** no store step finished for `stallMs`: the sweep gave its lease up (absent: it did not) */
   stalled?: boolean;
+  /** with more than one shard: the shard of this report (absent on a sweep of every shard: its sums) */
+  shard?: number;
 }
 
 export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -83,6 +94,8 @@ export class Sweeper {
   private inBacklog = false;
   /** performance.now() when the running sweep last finished a store step (see `renew`) */
   private movedAt = 0;
+  /** the shard the next sweep tries first (a random start, so replicas begin on different shards) */
+  private nextShard: number;
 
   /**
    * This replica is escalating a backlog (the running sweep claimed a full batch, so more is
@@ -105,14 +118,40 @@ export class Sweeper {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly settings: SweepSettings,
-  ) {}
+  ) {
+    this.nextShard = randomInt(this.shardCount());
+  }
 
+  private shardCount(): number {
+    return Math.max(1, Math.floor(this.settings.shards ?? 1));
+  }
+
+  /**
+   * Sweep every shard this replica can take, one after the other (one shard: the one lock).
+   * The report adds the shards' figures up; its outcome is `swept` when any shard was swept
+   * (then the caller plans the next wake-up), `contended` when every lock was held elsewhere.
+   */
   async sweep(): Promise<SweepReport> {
+    const of = this.shardCount();
+    if (of === 1) return this.sweepShard(ALL_SHARDS);
+    const first = this.nextShard;
+    this.nextShard = (first + 1) % of;
+    const reports: SweepReport[] = [];
+    for (let i = 0; i < of; i++) {
+      const report = await this.sweepShard({ index: (first + i) % of, of });
+      reports.push(report);
+      if (report.outcome === 'stopped') break;
+    }
+    return combine(reports);
+  }
+
+  private async sweepShard(shard: SweepShard): Promise<SweepReport> {
     const report: SweepReport = { outcome: 'swept', fence: 0, claimed: 0, repaired: 0, escalated: 0, failed: 0, lostLease: false };
+    if (shard.of > 1) report.shard = shard.index;
     if (this.stopping) return { ...report, outcome: 'stopped' };
     let lease: Lease | null = null;
     try {
-      lease = await this.lock.acquire(this.settings.lockName, this.settings.lockTtlMs);
+      lease = await this.lock.acquire(shardLockName(this.settings.lockName, shard), this.settings.lockTtlMs);
       if (this.lockDown) {
         this.lockDown = false;
         this.metrics.lockUnavailable.set(0);
@@ -142,7 +181,7 @@ export class Sweeper {
     this.moved();
     const renewal = lease ? this.renew(lease, report) : undefined;
     try {
-      await this.run(renewal?.signal, report);
+      await this.run(renewal?.signal, report, shard);
       this.metrics.lastSweep.set(Date.now() / 1000);
       this.metrics.sweeps.inc({ outcome: report.outcome });
     } catch (err) {
@@ -229,14 +268,38 @@ export class Sweeper {
     };
   }
 
-  private async run(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
+  private async run(lost: AbortSignal | undefined, report: SweepReport, shard: SweepShard): Promise<void> {
     const { batchSize } = this.settings;
 
-    // 1. repair: escalations left pending by a crash (or by a failed escalation)
-    const pending = await this.store.pendingEscalations(batchSize);
+    // 1. repair: escalations left pending by a crash (or by a failed escalation), this shard's
+    const pending = await this.store.pendingEscalations(batchSize, shard);
     this.moved();
     report.repaired = pending.length;
     await this.escalateAll(pending, report);
+
+    // the repairs and warnings that are not per timer run once per sweep of every shard: with shard 0
+    if (shard.index === 0) await this.repairOthers(lost, report);
+    this.moved();
+
+    // 2. claim due timers, batch after batch, while the lease holds
+    try {
+      for (;;) {
+        await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
+        if (this.stopping || lost?.aborted) return;
+        const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0, shard);
+        this.moved();
+        report.claimed += batch.length;
+        if (batch.length === batchSize) this.inBacklog = true;
+        await this.escalateAll(batch, report);
+        if (batch.length < batchSize) return;
+      }
+    } finally {
+      this.inBacklog = false;
+    }
+  }
+
+  private async repairOthers(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
+    const { batchSize } = this.settings;
 
     // 1b. repair: all-clears owed by false alarms whose request failed or crashed half-way
     for (const incident of await this.store.pendingAllClears(batchSize)) {
@@ -262,23 +325,6 @@ export class Sweeper {
     this.moved();
     // 1c. the nudge before the SOS
     await this.warn(lost, report);
-    this.moved();
-
-    // 2. claim due timers, batch after batch, while the lease holds
-    try {
-      for (;;) {
-        await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
-        if (this.stopping || lost?.aborted) return;
-        const batch = await this.store.claimDueTimers(batchSize, report.fence, this.settings.graceMs ?? 0);
-        this.moved();
-        report.claimed += batch.length;
-        if (batch.length === batchSize) this.inBacklog = true;
-        await this.escalateAll(batch, report);
-        if (batch.length < batchSize) return;
-      }
-    } finally {
-      this.inBacklog = false;
-    }
   }
 
   /** Warnings never stop the sweep: a failure is logged and counted, the SOS path goes on. */
@@ -357,4 +403,30 @@ export class Sweeper {
     }
     this.log.error({ err, timer: t.id, attempts: counted?.escalationAttempts }, 'escalation failed; left pending for the next tick');
   }
+}
+
+const OUTCOME_RANK: SweepReport['outcome'][] = ['swept_without_lock', 'swept', 'failed', 'contended', 'stopped'];
+
+/** One report for a sweep of several shards: figures added up, the most telling outcome. */
+function combine(reports: SweepReport[]): SweepReport {
+  const sum = (pick: (r: SweepReport) => number | undefined): number => reports.reduce((n, r) => n + (pick(r) ?? 0), 0);
+  const outcome = OUTCOME_RANK.find((o) => reports.some((r) => r.outcome === o)) ?? 'stopped';
+  const optional = (n: number): number | undefined => (n > 0 ? n : undefined);
+  const report: SweepReport = {
+    outcome,
+    fence: Math.max(0, ...reports.map((r) => r.fence)),
+    claimed: sum((r) => r.claimed),
+    repaired: sum((r) => r.repaired),
+    escalated: sum((r) => r.escalated),
+    failed: sum((r) => r.failed),
+    lostLease: reports.some((r) => r.lostLease),
+  };
+  const extras = {
+    allClears: optional(sum((r) => r.allClears)),
+    warned: optional(sum((r) => r.warned)),
+    panicsRepaired: optional(sum((r) => r.panicsRepaired)),
+    stalled: reports.some((r) => r.stalled) || undefined,
+  };
+  for (const [k, v] of Object.entries(extras)) if (v !== undefined) Object.assign(report, { [k]: v });
+  return report;
 }

@@ -20,7 +20,7 @@
 import { afterEach, describe, it } from 'vitest';
 import { mongoTarget } from '../helpers/cluster-store.js';
 import { fanOut, roundRobin500 } from './cluster-cases.js';
-import { concurrentSweepers, killHolder, pauseHolder, redisOutage, termHolder } from './fault-cases.js';
+import { concurrentSweepers, killHolder, killShardHolder, pauseHolder, redisOutage, termHolder } from './fault-cases.js';
 import { clusterCanRun, dataRoot, scenarios, storeLabel, suiteName } from './harness.js';
 
 const target = clusterCanRun ? await mongoTarget({ ferretRoot: dataRoot() }) : undefined;
@@ -33,6 +33,7 @@ if (target && 'backend' in target) {
     roundRobin500(reg);
     fanOut(reg);
     killHolder(reg);
+    killShardHolder(reg);
     termHolder(reg);
     pauseHolder(reg);
     redisOutage(reg);

@@ -90,8 +90,8 @@ async function settled(s: Scenario, timers: number, contacts: number, timeoutMs 
 }
 
 /** The replica holding the sweep lock now, from the token in Redis (`<REPLICA_ID>:<uuid>`). */
-async function holder(c: Cluster, get: (k: string) => Promise<string | null>): Promise<number | undefined> {
-  const token = await get(LOCK_KEY);
+async function holder(c: Cluster, get: (k: string) => Promise<string | null>, key = LOCK_KEY): Promise<number | undefined> {
+  const token = await get(key);
   if (!token) return undefined;
   const i = c.indexOf(token.slice(0, token.indexOf(':')));
   return i >= 0 ? i : undefined;
@@ -159,6 +159,70 @@ export function killHolder(reg: ScenarioRegistry): void {
       expect(smsPerKey(c).size).toBe(contacts);
       // the taker's claims carry a higher fence (the killed sweep's pending claims keep its own)
       expect(await s.store.incidentsAboveFence(fence)).toBeGreaterThan(0);
+    },
+  );
+}
+
+/**
+ * Sweep shards: with SWEEP_SHARDS=3 the replicas escalate one burst together (each its own
+ * shard, under its own lock); kill -9 of one of them mid-sweep, and its shard is finished by
+ * the others once its lease lapses. With one lock for every shard, no second replica would
+ * escalate before the first finished, and the wait for two at once would fail.
+ */
+export function killShardHolder(reg: ScenarioRegistry): void {
+  it(
+    'sweep shards (SWEEP_SHARDS=3): replicas escalate one burst at the same time; kill -9 of one mid-sweep, the others finish its shard; everything once',
+    { timeout: CASE_TIMEOUT_MS },
+    async () => {
+      const TTL = 3000;
+      const batch = sized(reg.backend, 50, 5);
+      const s = await reg.start({
+        env: {
+          SWEEP_SHARDS: '3',
+          SWEEP_BATCH_SIZE: String(batch),
+          SWEEP_CONCURRENCY: '1',
+          LOCK_TTL_MS: String(TTL),
+          DELIVERY_LEASE_MS: '2000',
+        },
+      });
+      const c = s.cluster;
+      const N = sized(reg.backend, 1500, 90);
+      const { timerIds, contacts } = await s.store.seedTimers({ count: N, expiresAt: Date.now() + 500 });
+      const ids = new Set(timerIds);
+      const escalatedBy = () => {
+        const by = new Map<string, number>();
+        for (const l of linesWith(c, 'SOS escalated'))
+          if (ids.has(String(l.timer))) by.set(String(l.replica), (by.get(String(l.replica)) ?? 0) + 1);
+        return by;
+      };
+      const shardKeys = [LOCK_KEY, 'vigil:lock:{vigil:sweep:1}', 'vigil:lock:{vigil:sweep:2}'];
+      const { victim, before } = await eventually(
+        async () => {
+          const by = escalatedBy();
+          if (by.size < 2) return undefined;
+          // the victim holds a shard's lock now and has escalated some of the burst already
+          for (const key of shardKeys) {
+            const h = await holder(c, s.redisGet, key);
+            if (h !== undefined && (by.get(c.id(h)) ?? 0) > 0) return { victim: h, before: by };
+          }
+          return undefined;
+        },
+        'two replicas escalating the burst at the same time',
+        budget(N, PER_TIMER_MS / 2, FLOOR_MS),
+        20,
+      );
+      const beforeKill = [...before.values()].reduce((a, b) => a + b, 0);
+      expect(beforeKill).toBeLessThan(N); // killed mid-burst
+      const killedAt = Date.now();
+      await c.kill(victim, 'SIGKILL');
+      const final = await settled(s, N, contacts);
+      const after = escalatedBy();
+      console.log(
+        `[sweep shards, kill -9 ${reg.backend.name}] ${N} timers, batches of ${batch}; escalated by replica before the kill ${JSON.stringify(Object.fromEntries(before))} (${beforeKill}/${N}); ` +
+          `${c.id(victim)} killed; at the end ${JSON.stringify(Object.fromEntries(after))}; last escalation ${final.lastEscalatedAt - killedAt} ms after the kill`,
+      );
+      expect(timerIds).toHaveLength(N);
+      expect(smsPerKey(c).size).toBe(contacts);
     },
   );
 }

@@ -4,7 +4,7 @@
  * same ones run on MongoDB in cluster-mongo.test.ts).
  */
 import { afterEach, describe } from 'vitest';
-import { concurrentSweepers, killHolder, pauseHolder, redisOutage, termHolder } from './fault-cases.js';
+import { concurrentSweepers, killHolder, killShardHolder, pauseHolder, redisOutage, termHolder } from './fault-cases.js';
 import { clusterCanRun, scenarios, storeLabel, suiteName } from './harness.js';
 
 const reg = scenarios();
@@ -12,6 +12,7 @@ afterEach(() => reg.cleanup());
 
 describe.skipIf(!clusterCanRun)(suiteName(`cluster faults: 3 replicas, ${storeLabel(reg.backend)}, one Redis`), () => {
   killHolder(reg);
+  killShardHolder(reg);
   termHolder(reg);
   pauseHolder(reg);
   redisOutage(reg);

@@ -147,6 +147,25 @@ describe.skipIf(!kind)(`mongo store on ${kind ?? 'no server'}`, () => {
     }
   }, 60_000);
 
+  it('invariant 4 with sweep shards: a timer stored before slots existed (no slot field) is swept by shard 0 and by no other', async () => {
+    const { store, dbName, cleanup } = await fresh();
+    try {
+      const legacy = await armDue(store);
+      // as stored by a version without sweep slots
+      await admin!
+        .useDb(dbName, { useCache: false })
+        .collection('timers')
+        .updateOne({ _id: legacy.id as never }, { $unset: { slot: 1 } });
+      const of = 4;
+      for (const index of [1, 2, 3]) expect(await store.claimDueTimers(10, 1, 0, { index, of })).toEqual([]);
+      expect((await store.claimDueTimers(10, 1, 0, { index: 0, of })).map((t) => t.id)).toEqual([legacy.id]);
+      for (const index of [1, 2, 3]) expect(await store.pendingEscalations(10, { index, of })).toEqual([]);
+      expect((await store.pendingEscalations(10, { index: 0, of })).map((t) => t.id)).toEqual([legacy.id]);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('every write carries the configured write concern; the sweep reads with readConcern majority', async () => {
     const seen: CommandInfo[] = [];
     const { store, cleanup } = await fresh({ onCommand: (c) => seen.push(c), writeConcern: 'majority', writeTimeoutMs: 4000 });

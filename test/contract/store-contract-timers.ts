@@ -1,6 +1,8 @@
 /** Contract cases for timers: arm, read, extend, resolve, sweep, escalation outbox. */
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
+import { sweepSlot } from '../../src/domain/sweep-shard.js';
+import type { Timer } from '../../src/domain/timer.js';
 import { arm, armDue, at, newTimer, type ContractContext } from './store-contract-helpers.js';
 
 const CAPS = { maxExtensions: 10, maxTotalSeconds: 7 * 86_400 };
@@ -284,6 +286,39 @@ export function timerCases(ctx: ContractContext): void {
       expect(await store.getTimer(older.id)).toMatchObject({ status: 'expired', escalation: 'done', incidentId });
       expect((await store.pendingEscalations(10)).map((t) => t.id)).toEqual([newer.id]);
       expect(await store.pendingEscalations(0)).toEqual([]);
+    });
+
+    it('invariant 4 with sweep shards: each due timer is claimed by the shard of its slot only, once, and repaired by that shard only', async () => {
+      const store = ctx.store();
+      const due: Timer[] = [];
+      for (let i = 0; i < 24; i++) due.push(await armDue(store));
+      const of = 3;
+      const shardOf = (t: Timer) => sweepSlot(t.id) % of;
+      // 24 random ids over 3 shards: every shard has some (else the case would prove less than it says)
+      expect(new Set(due.map(shardOf)).size).toBe(of);
+      const claimedBy = new Map<string, number>();
+      for (let index = 0; index < of; index++) {
+        const claimed = await store.claimDueTimers(100, 10 + index, 0, { index, of });
+        for (const t of claimed) {
+          expect(claimedBy.has(t.id)).toBe(false);
+          claimedBy.set(t.id, index);
+          expect(t).toMatchObject({ status: 'expired', escalation: 'pending', expiredByFence: 10 + index });
+        }
+        expect(await store.claimDueTimers(100, 20, 0, { index, of })).toEqual([]);
+      }
+      expect([...claimedBy.keys()].sort()).toEqual(due.map((t) => t.id).sort());
+      for (const t of due) expect(claimedBy.get(t.id)).toBe(shardOf(t));
+      for (let index = 0; index < of; index++) {
+        const pending = await store.pendingEscalations(100, { index, of });
+        expect(pending.map((t) => t.id).sort()).toEqual(
+          due
+            .filter((t) => shardOf(t) === index)
+            .map((t) => t.id)
+            .sort(),
+        );
+      }
+      // one shard of one is every timer
+      expect(await store.pendingEscalations(100, { index: 0, of: 1 })).toHaveLength(24);
     });
 
     it('overdue counts live timers past their deadline and reports the oldest deadline', async () => {

@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import { sweepSlot } from '../../src/domain/sweep-shard.js';
 
 export const dbFile = (dataDir: string) => join(dataDir, 'vigil.db');
 
@@ -29,8 +30,8 @@ export function seedTimers(dataDir: string, o: SeedOptions): { timerIds: string[
   try {
     db.pragma('busy_timeout = 10000');
     const insTimer = db.prepare(
-      `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, display_name)
-       VALUES (?, ?, 'active', ?, ?, ?, ?)`,
+      `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, display_name, sweep_slot)
+       VALUES (?, ?, 'active', ?, ?, ?, ?, ?)`,
     );
     const insContact = db.prepare('INSERT INTO contacts (user_id, position, id, name, phone) VALUES (?, ?, ?, ?, ?)');
     const prefix = o.prefix ?? 'seed-';
@@ -42,7 +43,7 @@ export function seedTimers(dataDir: string, o: SeedOptions): { timerIds: string[
         const userId = `${prefix}${i}`;
         const id = `tmr_${prefix}${i}`;
         const expiresAt = typeof o.expiresAt === 'function' ? o.expiresAt(i) : o.expiresAt;
-        insTimer.run(id, userId, Math.min(now, expiresAt - 1000), expiresAt, now, `Person ${i}`);
+        insTimer.run(id, userId, Math.min(now, expiresAt - 1000), expiresAt, now, `Person ${i}`, sweepSlot(id));
         const n = o.contacts ? o.contacts(i) : 1 + (i % 2);
         for (let c = 0; c < n; c++) {
           insContact.run(userId, c, `c_${prefix}${i}_${c}`, `Contact ${c}`, `+1415${String(i).padStart(6, '0')}${c}`);

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
+import { sweepSlot } from '../../src/domain/sweep-shard.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from '../../src/store/mongo/schemas.js';
 import { query, seedTimers, tally, writeLockFree, type SeedOptions, type Tally } from './cluster-data.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb } from './ferretdb.js';
@@ -308,6 +309,7 @@ async function seedMongo(db: Db, o: SeedOptions): Promise<{ timerIds: string[]; 
       extensions: 0,
       escalation: 'none',
       liveUser: userId,
+      slot: sweepSlot(`tmr_${prefix}${i}`),
     });
   }
   if (contactDocs.length > 0) await db.collection<ContactsDoc>('contacts').insertMany(contactDocs, { ordered: false });

@@ -37,6 +37,8 @@ export type TimerDoc = Omit<Timer, 'id'> & {
   claimToken?: string;
   /** when retention removed its place, coordinates and display name */
   redactedAt?: Date;
+  /** sweep slot (domain/sweep-shard.ts), set when armed; absent on timers armed before slots existed (slot 0) */
+  slot?: number;
 };
 
 export interface CommandKey {
@@ -129,6 +131,7 @@ function timerSchema(): Schema<TimerDoc> {
       claimToken: String,
       lastOp: String,
       redactedAt: Date,
+      slot: Number,
     },
     { ...OPTIONS, collection: 'timers' },
   );

@@ -5,9 +5,11 @@
  * leaving the live states `$unset`s `liveUser`, which frees the person's slot in the
  * unique "one live timer" index.
  */
+import type { QueryFilter } from 'mongoose';
 import { Conflict } from '../../domain/errors.js';
 import { extendedDeadline, type ExtensionCaps } from '../../domain/extension.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
+import { ALL_SHARDS, sweepSlot, type SweepShard } from '../../domain/sweep-shard.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, StateCounts } from '../port.js';
 import { claimBatch } from './claim.js';
@@ -44,6 +46,7 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
     escalation: 'none',
     liveUser: t.userId,
     lastOp: op,
+    slot: sweepSlot(t.id),
     ...defined({
       locationName: t.locationName,
       location: t.location,
@@ -236,14 +239,31 @@ async function priorUse(ctx: Ctx, userId: string, idem: IdempotencyClaim): Promi
 }
 
 /**
+ * A sweep shard's timers (domain/sweep-shard.ts): a residual filter on the due (or pending)
+ * documents the index already narrowed to. Timers armed before slots existed have none and
+ * belong to shard 0.
+ */
+function inShard(shard: SweepShard): QueryFilter<TimerDoc> {
+  if (shard.of <= 1) return {};
+  const mine: QueryFilter<TimerDoc> = { slot: { $mod: [shard.of, shard.index] } };
+  return shard.index === 0 ? { $or: [mine, { slot: { $exists: false } }] } : mine;
+}
+
+/**
  * Batched claim (./claim.ts): live and due → expired, escalation pending. A claim whose
  * commit was unconfirmed is found by pendingEscalations once it commits.
  */
-export async function claimDueTimers(ctx: Ctx, limit: number, fence: number, graceMs = 0): Promise<Timer[]> {
+export async function claimDueTimers(
+  ctx: Ctx,
+  limit: number,
+  fence: number,
+  graceMs = 0,
+  shard: SweepShard = ALL_SHARDS,
+): Promise<Timer[]> {
   if (noneWanted(limit)) return [];
   const now = await ctx.now();
   const mine = await claimBatch(ctx, ctx.m.timers, {
-    due: { status: live, expiresAt: { $lte: new Date(now.getTime() - graceMs) } },
+    due: { status: live, expiresAt: { $lte: new Date(now.getTime() - graceMs) }, ...inShard(shard) },
     order: 'expiresAt',
     limit,
     update: {
@@ -255,10 +275,10 @@ export async function claimDueTimers(ctx: Ctx, limit: number, fence: number, gra
   return mine.map(toTimer);
 }
 
-export async function pendingEscalations(ctx: Ctx, limit: number): Promise<Timer[]> {
+export async function pendingEscalations(ctx: Ctx, limit: number, shard: SweepShard = ALL_SHARDS): Promise<Timer[]> {
   if (noneWanted(limit)) return [];
   const docs = await ctx.m.timers
-    .find({ escalation: 'pending' })
+    .find({ escalation: 'pending', ...inShard(shard) })
     .sort({ expiresAt: 1, _id: 1 })
     .limit(limit)
     .batchSize(limit)

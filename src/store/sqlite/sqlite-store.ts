@@ -15,6 +15,7 @@ import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import type { AuditEntry, IncidentNote, RetentionCounts } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { StoredFix } from '../../domain/location.js';
+import { ALL_SHARDS, sweepSlot, type SweepShard } from '../../domain/sweep-shard.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
 import type {
   ArmResult,
@@ -291,6 +292,7 @@ export class SqliteStore implements Store {
         displayName: t.displayName ?? null,
         traceparent: t.traceparent ?? null,
         meeting: t.meeting ? JSON.stringify(t.meeting) : null,
+        slot: sweepSlot(t.id),
       }) as TimerRow;
       if (idem) this.st.idempotencyInsert.run(t.userId, idem.key, idem.fingerprint, t.id, now);
       return { kind: 'created', timer: toTimer(row) };
@@ -386,14 +388,14 @@ export class SqliteStore implements Store {
     return Promise.resolve(run.immediate());
   }
 
-  async claimDueTimers(limit: number, fence: number, graceMs = 0): Promise<Timer[]> {
+  async claimDueTimers(limit: number, fence: number, graceMs = 0, shard: SweepShard = ALL_SHARDS): Promise<Timer[]> {
     const now = this.clock();
-    const rows = this.st.timersClaimDue.all({ now, due: now - graceMs, fence, limit }) as TimerRow[];
+    const rows = this.st.timersClaimDue.all({ now, due: now - graceMs, fence, limit, shards: shard.of, shard: shard.index }) as TimerRow[];
     return rows.map(toTimer).sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime());
   }
 
-  async pendingEscalations(limit: number): Promise<Timer[]> {
-    const rows = this.st.timersPendingEscalation.all(limit) as TimerRow[];
+  async pendingEscalations(limit: number, shard: SweepShard = ALL_SHARDS): Promise<Timer[]> {
+    const rows = this.st.timersPendingEscalation.all({ limit, shards: shard.of, shard: shard.index }) as TimerRow[];
     return rows.map(toTimer);
   }
 

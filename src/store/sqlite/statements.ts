@@ -17,8 +17,8 @@ export const SQL = Object.freeze({
   timerById: 'SELECT * FROM timers WHERE id = ?',
   timerByIdAndUser: 'SELECT * FROM timers WHERE id = ? AND user_id = ?',
   liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
-  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name, traceparent, meeting)
-    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName, @traceparent, @meeting) RETURNING *`,
+  timerInsert: `INSERT INTO timers (id, user_id, status, started_at, expires_at, updated_at, location_name, lat, lng, display_name, traceparent, meeting, sweep_slot)
+    VALUES (@id, @userId, 'active', @startedAt, @expiresAt, store_now(), @locationName, @lat, @lng, @displayName, @traceparent, @meeting, @slot) RETURNING *`,
   // one fixed statement per filter combination, so each keeps its index
   timersNewest: 'SELECT * FROM timers WHERE user_id = @userId ORDER BY started_at DESC, id DESC LIMIT @limit',
   timersNewestByStatus: 'SELECT * FROM timers WHERE user_id = @userId AND status = @status ORDER BY started_at DESC, id DESC LIMIT @limit',
@@ -36,11 +36,15 @@ export const SQL = Object.freeze({
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') RETURNING *`,
   // @due: now minus the grace after the deadline
   timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = @fence
-    WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @due ORDER BY expires_at LIMIT @limit)
+    WHERE id IN (SELECT id FROM timers WHERE status IN ('active','extended') AND expires_at <= @due
+        -- this sweep shard's timers only (src/domain/sweep-shard.ts); a residual filter on the due rows
+        AND (@shards = 1 OR sweep_slot % @shards = @shard)
+      ORDER BY expires_at LIMIT @limit)
       -- re-checked row by row; the unary + keeps the planner on the primary key (with the index, each claim walked every due timer)
       AND +status IN ('active','extended') AND +expires_at <= @due
     RETURNING *`,
-  timersPendingEscalation: "SELECT * FROM timers WHERE escalation = 'pending' ORDER BY expires_at LIMIT ?",
+  timersPendingEscalation:
+    "SELECT * FROM timers WHERE escalation = 'pending' AND (@shards = 1 OR sweep_slot % @shards = @shard) ORDER BY expires_at LIMIT @limit",
   timerMarkEscalated:
     "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
   timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",

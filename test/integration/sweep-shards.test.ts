@@ -1,0 +1,173 @@
+/**
+ * Sweep shards (src/domain/sweep-shard.ts): with SWEEP_SHARDS > 1 each shard has its own
+ * lock, so several replicas escalate at once, each its own timers, and a shard whose
+ * holder is gone is swept by another replica once that lease lapses. Real Redis lock, real
+ * SQLite file; the escalations are slowed by a hook so that sweeps overlap in time.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SmsBudget } from '../../src/app/sms-budget.js';
+import { shardLockName, sweepSlot } from '../../src/domain/sweep-shard.js';
+import type { Lock } from '../../src/lock/port.js';
+import { RedisLock } from '../../src/lock/redis-lock.js';
+import { createLogger } from '../../src/log.js';
+import { createMetrics } from '../../src/metrics.js';
+import type { Store } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Escalator } from '../../src/worker/escalator.js';
+import { Sweeper, type SweepReport } from '../../src/worker/sweeper.js';
+import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { hookedStore, type StoreHooks } from '../helpers/slow-store.js';
+import { eventually } from '../helpers/vigil.js';
+
+const log = createLogger({ level: 'silent' });
+const TTL = 1500;
+
+async function armDue(store: Store, n: number): Promise<string[]> {
+  const now = await store.now();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = `t-${i}-${randomUUID()}`;
+    const r = await store.armTimer({
+      id,
+      userId: `u-${i}`,
+      startedAt: new Date(now.getTime() - 60_000),
+      expiresAt: new Date(now.getTime() - 1000 + i),
+    });
+    if (r.kind !== 'created') throw new Error(r.kind);
+    ids.push(id);
+  }
+  return ids;
+}
+
+function sweeperOver(store: Store, lock: Lock, replica: string, lockName: string, shards: number): Sweeper {
+  const metrics = createMetrics({ replica, collectDefault: false });
+  const escalator = new Escalator(
+    store,
+    { publish() {} },
+    metrics,
+    log,
+    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
+  );
+  return new Sweeper(store, lock, escalator, metrics, log, {
+    lockName,
+    lockTtlMs: TTL,
+    batchSize: 10,
+    groupSize: 5,
+    concurrency: 1,
+    maxEscalationAttempts: 5,
+    shards,
+  });
+}
+
+const suite = redisAvailable() ? 'sweep shards' : `sweep shards (skipped: ${REDIS_MISSING})`;
+
+describe.skipIf(!redisAvailable())(suite, () => {
+  let server: RedisServer;
+  let dir: string;
+  let store: SqliteStore;
+  const locks: RedisLock[] = [];
+  const keyPrefix = `test:${randomUUID()}:`;
+  const connect = async () => {
+    const lock = await RedisLock.connect({ url: server.url, keyPrefix });
+    locks.push(lock);
+    return lock;
+  };
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'vigil-shards-'));
+    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  });
+  afterEach(async () => {
+    await Promise.all(locks.splice(0).map((l) => l.close()));
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replicas add capacity, invariant 1 kept: three replicas on three shards escalate at the same time, each timer exactly once', async () => {
+    const ids = await armDue(store, 60);
+    const lockName = `sweep-${randomUUID()}`;
+    // every group escalation takes 150 ms: a replica that held the only lock would keep the others out for its whole sweep
+    let inFlight = 0;
+    let mostAtOnce = 0;
+    const slow: StoreHooks = {
+      escalateBatch: async () => {
+        mostAtOnce = Math.max(mostAtOnce, ++inFlight);
+        await sleep(150);
+        inFlight--;
+      },
+    };
+    const replicas = await Promise.all(
+      ['a', 'b', 'c'].map(async (r) => sweeperOver(hookedStore(store, slow), await connect(), r, lockName, 3)),
+    );
+    const escalatedBy = new Map<number, number>();
+    await eventually(
+      async () => {
+        const reports = await Promise.all(replicas.map((s) => s.sweep()));
+        reports.forEach((r, i) => escalatedBy.set(i, (escalatedBy.get(i) ?? 0) + r.escalated));
+        return (await store.overdue()).count === 0 && (await store.countPendingEscalations()) === 0;
+      },
+      'every timer escalated',
+      60_000,
+      20,
+    );
+    const incidents = await store.listIncidents();
+    expect(incidents).toHaveLength(60);
+    expect(new Set(incidents.map((i) => i.timerId))).toEqual(new Set(ids));
+    // the sweeps overlapped: more than one replica was escalating at one moment, and every replica did some of the work
+    expect(mostAtOnce).toBeGreaterThanOrEqual(2);
+    expect([...escalatedBy.values()].filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
+    expect([...escalatedBy.values()].reduce((a, b) => a + b, 0)).toBe(60);
+  }, 90_000);
+
+  it('invariant 4 (no SOS lost): a shard whose holder died is swept by another replica once the lease lapses; the other shards at once', async () => {
+    const ids = await armDue(store, 40);
+    const lockName = `sweep-${randomUUID()}`;
+    const of = 2;
+    // a replica took shard 1's lock and died: no release, no renewal
+    const dead = await (await connect()).acquire(shardLockName(lockName, { index: 1, of }), TTL);
+    expect(dead).not.toBeNull();
+    const sweeper = sweeperOver(store, await connect(), 'b', lockName, of);
+    const first: SweepReport = await sweeper.sweep();
+    const shard0 = ids.filter((id) => sweepSlot(id) % of === 0);
+    const shard1 = ids.filter((id) => sweepSlot(id) % of === 1);
+    expect(shard0.length).toBeGreaterThan(0);
+    expect(shard1.length).toBeGreaterThan(0);
+    // shard 0 at once, shard 1 not while its lease holds
+    expect(first).toMatchObject({ outcome: 'swept', escalated: shard0.length });
+    expect(new Set((await store.listIncidents()).map((i) => i.timerId))).toEqual(new Set(shard0));
+    expect((await store.overdue()).count).toBe(shard1.length);
+    // after the dead holder's lease lapses, the next sweeps take shard 1 too
+    await eventually(
+      async () => (await sweeper.sweep(), (await store.overdue()).count === 0),
+      'shard 1 swept after the lease lapsed',
+      30_000,
+      100,
+    );
+    const incidents = await store.listIncidents();
+    expect(incidents).toHaveLength(40);
+    expect(new Set(incidents.map((i) => i.timerId))).toEqual(new Set(ids));
+  }, 60_000);
+
+  it('a sweep whose every shard is held elsewhere reports contended; one shard is the unsharded lock name', async () => {
+    await armDue(store, 4);
+    const lockName = `sweep-${randomUUID()}`;
+    const holder = await connect();
+    const leases = await Promise.all([0, 1, 2].map((index) => holder.acquire(shardLockName(lockName, { index, of: 3 }), TTL)));
+    expect(shardLockName(lockName, { index: 0, of: 3 })).toBe(lockName);
+    const report = await sweeperOver(store, await connect(), 'b', lockName, 3).sweep();
+    expect(report).toMatchObject({ outcome: 'contended', claimed: 0, escalated: 0 });
+    expect((await store.overdue()).count).toBe(4);
+    await Promise.all(leases.map((l) => l?.release()));
+  });
+});
