@@ -27,6 +27,8 @@ export interface WakeSettings {
 
 /** After an empty sweep, a deadline that is already past waits this long (no hot loop on a clock edge). */
 const RETRY_FLOOR_MS = 20;
+/** The same when the past deadline is in a shard another replica holds (SWEEP_SHARDS > 1): it is being swept. */
+const CONTENDED_RETRY_MS = 100;
 
 export class Scheduler {
   private tasks: ScheduledTask[] = [];
@@ -118,7 +120,10 @@ export class Scheduler {
     const [next, now] = await Promise.all([wakeSettings.store.nextDeadline(), wakeSettings.store.now()]);
     if (!next) return wake.atMost(wakeSettings.maxAheadMs);
     const delay = next.getTime() - now.getTime();
-    wake.atMost(report.claimed === 0 ? Math.max(delay, RETRY_FLOOR_MS) : delay);
+    // nothing due in the shards it swept, and a deadline already past: that one is in a shard
+    // another replica is sweeping; look at this replica's shards again a little later, not every 20 ms
+    const floor = (report.contendedShards ?? 0) > 0 ? CONTENDED_RETRY_MS : RETRY_FLOOR_MS;
+    wake.atMost(report.claimed === 0 ? Math.max(delay, floor) : delay);
   }
 
   private async guard(loop: string, fn: () => Promise<unknown>): Promise<void> {

@@ -70,6 +70,8 @@ export interface SweepReport {
   stalled?: boolean;
   /** with more than one shard: the shard of this report (absent on a sweep of every shard: its sums) */
   shard?: number;
+  /** on a sweep of several shards: how many were held by another replica (absent: none) */
+  contendedShards?: number;
 }
 
 export async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -426,6 +428,7 @@ function combine(reports: SweepReport[]): SweepReport {
     warned: optional(sum((r) => r.warned)),
     panicsRepaired: optional(sum((r) => r.panicsRepaired)),
     stalled: reports.some((r) => r.stalled) || undefined,
+    contendedShards: optional(reports.filter((r) => r.outcome === 'contended').length),
   };
   for (const [k, v] of Object.entries(extras)) if (v !== undefined) Object.assign(report, { [k]: v });
   return report;
