@@ -17,6 +17,14 @@ const optStr = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/**
+ * Default sends in flight: one process carries a burst's texts alone; replicas share the
+ * carrier account's concurrency and, on one host, the cores: 3 replicas × 32 is one
+ * process's 96. Measured in docs/performance.md.
+ */
+const EMBEDDED_MAX_IN_FLIGHT = 96;
+const CLUSTER_MAX_IN_FLIGHT = 32;
+
 export const EnvSchema = z.object({
   PORT: int(3000).pipe(z.number().max(65535)),
   HOST: z.string().default('0.0.0.0'),
@@ -57,7 +65,8 @@ export const EnvSchema = z.object({
   DELIVERY_BACKOFF_BASE_MS: int(2000, 1),
   DELIVERY_BACKOFF_CAP_MS: int(300000, 1),
   DELIVERY_LEASE_MS: int(30000, 100),
-  DELIVERY_MAX_IN_FLIGHT: int(96, 1),
+  /** unset → 96 on one process (embedded), 32 per replica in cluster mode (several replicas share the carrier and its limits) */
+  DELIVERY_MAX_IN_FLIGHT: z.coerce.number().int().min(1).optional(),
   SHUTDOWN_TIMEOUT_MS: int(25000, 0),
   BODY_LIMIT: z.string().default('16kb'),
   MONGODB_DB: optStr,
@@ -356,7 +365,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       baseMs: e.DELIVERY_BACKOFF_BASE_MS,
       capMs: e.DELIVERY_BACKOFF_CAP_MS,
       leaseMs: e.DELIVERY_LEASE_MS,
-      maxInFlight: e.DELIVERY_MAX_IN_FLIGHT,
+      maxInFlight: e.DELIVERY_MAX_IN_FLIGHT ?? (cluster ? CLUSTER_MAX_IN_FLIGHT : EMBEDDED_MAX_IN_FLIGHT),
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     bodyLimit: e.BODY_LIMIT,
