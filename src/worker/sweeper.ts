@@ -10,10 +10,12 @@
  * already claimed. Renewing is conditional on the sweep moving: a sweep whose store call
  * has not returned for `stallMs` (a server that accepts and never answers) stops renewing
  * and releases the lease, so another replica sweeps instead of every SOS waiting on it.
+ * With sweep shards (`shards` > 1) all of this happens per shard, under the shard's own
+ * lock and on the shard's timers only, so several replicas escalate at once.
  */
+import { randomInt } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { randomInt } from 'node:crypto';
 import { ALL_SHARDS, shardLockName, type SweepShard } from '../domain/sweep-shard.js';
 import type { Timer } from '../domain/timer.js';
 import type { Lease, Lock } from '../lock/port.js';
@@ -280,7 +282,7 @@ export class Sweeper {
     await this.escalateAll(pending, report);
 
     // the repairs and warnings that are not per timer run once per sweep of every shard: with shard 0
-    if (shard.index === 0) await this.repairOthers(lost, report);
+    if (shard.index === 0) await this.onceForAllShards(lost, report);
     this.moved();
 
     // 2. claim due timers, batch after batch, while the lease holds
@@ -300,7 +302,7 @@ export class Sweeper {
     }
   }
 
-  private async repairOthers(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
+  private async onceForAllShards(lost: AbortSignal | undefined, report: SweepReport): Promise<void> {
     const { batchSize } = this.settings;
 
     // 1b. repair: all-clears owed by false alarms whose request failed or crashed half-way
