@@ -144,6 +144,8 @@ export function moderationCases(ctx: ContractContext): void {
       });
       const retry = await store.addIncidentNote({ id: id1, incidentId: incident.id, author: MOD, text: 'something else' });
       expect(retry).toEqual({ created: false, note: first.note });
+      // a later millisecond: notes of the same millisecond are ordered by id, which is random here
+      await ctx.passTime(at(first.note!.createdAt, 1));
       await store.addIncidentNote({ id: randomUUID(), incidentId: incident.id, author: 'mod-bob', text: 'Police informed.' });
       const notes = await store.notesFor([incident.id, randomUUID()]);
       expect(notes.map((n) => n.text)).toEqual(['Called her brother.\nNo answer.', 'Police informed.']);
