@@ -5,40 +5,24 @@
  * Real Redis lock, real SQLite store slowed down by a wrapper (escalations take time).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { SmsBudget } from '../../src/app/sms-budget.js';
 import type { Lock } from '../../src/lock/port.js';
-import { RedisLock } from '../../src/lock/redis-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Escalator } from '../../src/worker/escalator.js';
 import { Sweeper } from '../../src/worker/sweeper.js';
-import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { REDIS_MISSING, redisAvailable } from '../helpers/redis-server.js';
+import { armDue, sweepSuite } from '../helpers/sweep-suite.js';
 import { hookedStore, type StoreHooks } from '../helpers/slow-store.js';
 import { eventually } from '../helpers/vigil.js';
 
 const log = createLogger({ level: 'silent' });
 const TTL = 600;
-
-async function armDue(store: Store, n: number): Promise<void> {
-  const now = await store.now();
-  for (let i = 0; i < n; i++) {
-    const r = await store.armTimer({
-      id: `t-${i}`,
-      userId: `u-${i}`,
-      startedAt: new Date(now.getTime() - 60_000),
-      expiresAt: new Date(now.getTime() - 1000 + i),
-    });
-    if (r.kind !== 'created') throw new Error(r.kind);
-  }
-}
 
 function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number, stallMs?: number): Sweeper {
   const escalator = new Escalator(
@@ -61,32 +45,11 @@ function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: strin
 const suite = redisAvailable() ? 'sweep lease renewal' : `sweep lease renewal (skipped: ${REDIS_MISSING})`;
 
 describe.skipIf(!redisAvailable())(suite, () => {
-  let server: RedisServer;
-  let dir: string;
+  const fx = sweepSuite();
+  const { connect, keyPrefix } = fx;
   let store: SqliteStore;
-  const locks: RedisLock[] = [];
-  const keyPrefix = `test:${randomUUID()}:`;
-  const connect = async () => {
-    const lock = await RedisLock.connect({ url: server.url, keyPrefix });
-    locks.push(lock);
-    return lock;
-  };
-
-  beforeAll(async () => {
-    server = await startRedis();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-lease-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
-  });
-  afterEach(async () => {
-    await Promise.all(locks.splice(0).map((l) => l.close()));
-    if (server.pid() === undefined) await server.start();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+  beforeEach(() => {
+    store = fx.store();
   });
 
   it('a batch that takes longer than the lock TTL keeps the lease: no other replica gets the lock meanwhile, one fence claims every timer', async () => {
@@ -125,7 +88,7 @@ describe.skipIf(!redisAvailable())(suite, () => {
   it('when a renewal fails (the lock key is gone), the sweep finishes the batch it claimed and claims no further batch', async () => {
     await armDue(store, 12);
     const lockName = `sweep-${randomUUID()}`;
-    const raw = createClient({ url: server.url });
+    const raw = createClient({ url: fx.server().url });
     raw.on('error', () => {});
     await raw.connect();
     let escalations = 0;
@@ -152,7 +115,7 @@ describe.skipIf(!redisAvailable())(suite, () => {
     let escalations = 0;
     const hooks: StoreHooks = {
       escalateBatch: async () => {
-        if (++escalations === 1) await server.stop();
+        if (++escalations === 1) await fx.server().stop();
         await sleep(600);
       },
     };

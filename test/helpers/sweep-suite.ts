@@ -1,0 +1,82 @@
+/**
+ * What the sweep integration suites share (sweep-lease, sweep-shards): one throwaway
+ * redis-server for the suite, a fresh SQLite file and RedisLock connections per test, and
+ * due timers armed straight through the store. Call `sweepSuite()` inside the describe.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { RedisLock } from '../../src/lock/redis-lock.js';
+import type { Store } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { startRedis, type RedisServer } from './redis-server.js';
+
+export interface SweepSuite {
+  server(): RedisServer;
+  store(): SqliteStore;
+  /** a new lock client on the suite's Redis (closed after the test) */
+  connect(): Promise<RedisLock>;
+  /** every lock key of this suite starts with it */
+  keyPrefix: string;
+}
+
+export function sweepSuite(): SweepSuite {
+  let server: RedisServer | undefined;
+  let dir: string;
+  let store: SqliteStore | undefined;
+  const locks: RedisLock[] = [];
+  const keyPrefix = `test:${randomUUID()}:`;
+  const need = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`${what} is not started (use it inside a test)`);
+    return v;
+  };
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'vigil-sweep-'));
+    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  });
+  afterEach(async () => {
+    await Promise.all(locks.splice(0).map((l) => l.close()));
+    // a test that stopped Redis leaves it running again for the next one
+    if (server && server.pid() === undefined) await server.start();
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  return {
+    server: () => need(server, 'redis-server'),
+    store: () => need(store, 'the SQLite store'),
+    connect: async () => {
+      const lock = await RedisLock.connect({ url: need(server, 'redis-server').url, keyPrefix });
+      locks.push(lock);
+      return lock;
+    },
+    keyPrefix,
+  };
+}
+
+/** `n` live timers, one per person, due between 1 s and 1 s − n ms ago; answers their ids. */
+export async function armDue(store: Store, n: number): Promise<string[]> {
+  const now = await store.now();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = `t-${i}-${randomUUID()}`;
+    const r = await store.armTimer({
+      id,
+      userId: `u-${i}`,
+      startedAt: new Date(now.getTime() - 60_000),
+      expiresAt: new Date(now.getTime() - 1000 + i),
+    });
+    if (r.kind !== 'created') throw new Error(r.kind);
+    ids.push(id);
+  }
+  return ids;
+}
