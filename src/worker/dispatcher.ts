@@ -5,7 +5,7 @@
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
  * Outcomes are recorded in groups (app/group-commit.ts: one write for the sends that finish
- * together, or within `outcomeWindowMs` of each other). While claims come back full, every finished send frees a slot and the
+ * together). While claims come back full, every finished send frees a slot and the
  * dispatcher claims again at once (a backlog drains at the carrier's pace, not one claim
  * per tick); with a per-carrier rate (`pacing`) it claims only what can start within half
  * a lease, so no lease lapses while a delivery waits for its turn.
@@ -57,16 +57,6 @@ export interface DispatchSettings {
    * ends the wait ticks again: the scheduler after the sweep, or the heartbeat.
    */
   yieldTo?: () => boolean | Promise<boolean>;
-  /**
-   * How long a finished send's outcome waits for others before one write records them all
-   * (ms, default 0: only those of the same turn). Sends finish one at a time, so at 0 nearly
-   * every outcome is its own commit, which on a shared SQLite file keeps the sweep waiting for
-   * the write lock; but a slot is free only once its outcome is written, so a window also
-   * slows every slot down: 10 ms measured the 20,000 texts of a burst at 18.6 / 21.0 s instead
-   * of 12.7 / 13.1 s (docs/performance-notes.md). Not used until a slot is freed at the
-   * carrier's answer.
-   */
-  outcomeWindowMs?: number;
   /** longest wait for `yieldTo` (ms, default 3000) */
   yieldMaxMs?: number;
 }
@@ -96,7 +86,7 @@ export class Dispatcher {
     private readonly random: () => number = Math.random,
   ) {
     this.tracing = settings.tracing ?? noTracing();
-    this.outcomes = new GroupCommit((list) => store.recordAttempts(list), 200, settings.outcomeWindowMs ?? 0);
+    this.outcomes = new GroupCommit((list) => store.recordAttempts(list));
   }
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
