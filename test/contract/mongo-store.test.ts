@@ -17,7 +17,7 @@ import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '.
 import { freePort } from '../helpers/net.js';
 import { inProcessPeer } from './race-steps.js';
 import { storeContract, type ContractOptions } from './store-contract.js';
-import { arm, armDue, at, newDeliveries, openedIncident } from './store-contract-helpers.js';
+import { arm, armDue, at, newDeliveries, openedIncident, untilAfter } from './store-contract-helpers.js';
 
 const realUri = process.env.MONGODB_URI;
 const runnable = Boolean(realUri) || ferretAvailable();
@@ -31,6 +31,27 @@ afterAll(async () => {
   await ferret?.stop();
 });
 
+/**
+ * Until both of the store's clocks are past `t`: its estimate (`now()`, the server's time
+ * read at the last sync, advanced locally) and the server's own, which stamps updatedAt
+ * as it applies a write ($currentDate). The estimate can run ahead of the server by up to
+ * half a round trip of its last sync, so a case that reads `now()` past `t` and then
+ * writes could otherwise get an updatedAt at or before `t`.
+ */
+async function untilServerAfter(store: MongoStore, t: Date, maxWaitMs = 10_000): Promise<void> {
+  const db = admin?.db;
+  if (!db) throw new Error('no server');
+  await untilAfter(store, t, maxWaitMs);
+  const giveUp = Date.now() + maxWaitMs;
+  for (;;) {
+    const hello: { localTime?: unknown } = await db.admin().command({ hello: 1 });
+    if (!(hello.localTime instanceof Date)) throw new Error('hello did not report localTime');
+    if (hello.localTime.getTime() > t.getTime()) return;
+    if (Date.now() > giveUp) throw new Error(`server clock did not pass ${t.toISOString()} within ${maxWaitMs}ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 async function fresh(extra: Partial<MongoStoreOptions> = {}) {
   if (!uri || !admin) throw new Error('no server');
   const dbName = `vigil_test_${randomUUID().replace(/-/g, '')}`;
@@ -40,6 +61,7 @@ async function fresh(extra: Partial<MongoStoreOptions> = {}) {
     store,
     dbName,
     peer: async () => inProcessPeer(await open()),
+    passTime: (t: Date) => untilServerAfter(store, t),
     cleanup: async () => {
       await store.close();
       await admin.useDb(dbName, { useCache: false }).dropDatabase();

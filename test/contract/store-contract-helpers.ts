@@ -12,10 +12,11 @@ export interface StoreFixture {
   /** the other side of race cases: its own connection to the SAME database (another process's view) */
   peer?: () => Promise<RacePeer>;
   /**
-   * Move the store's clock strictly past `t`, for stores built on an injected clock.
-   * Without it the contract waits for the store's own clock to get there.
+   * Move the store's clock strictly past `t`, for stores built on an injected clock, or
+   * wait for every clock the store stamps with to pass it (a server that stamps writes
+   * itself). Without it the contract waits for the store's own clock to get there.
    */
-  passTime?: (t: Date) => void;
+  passTime?: (t: Date) => void | Promise<void>;
   cleanup: () => Promise<void>;
 }
 

@@ -72,7 +72,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
       },
       async passTime(t) {
         if (!fixture) throw new Error('no store: called outside a test');
-        if (fixture.passTime) fixture.passTime(t);
+        if (fixture.passTime) await fixture.passTime(t);
         else await untilAfter(fixture.store, t);
       },
     };
