@@ -26,14 +26,18 @@ export function decodeInboxCursor(raw: string): InboxPosition {
 }
 
 export class NotificationService {
-  /** the facts recorded in one turn of the event loop share one write (a burst of sent SOS texts: one commit, not one each) */
+  /**
+   * The facts recorded in one turn of the event loop, or within `windowMs` of the first,
+   * share one write (a burst of sent SOS texts: one commit, not one each).
+   */
   private readonly writes: GroupCommit<NewNotification, { notification: Notification; created: boolean }>;
 
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
+    windowMs = 0,
   ) {
-    this.writes = new GroupCommit((list) => store.addNotifications(list));
+    this.writes = new GroupCommit((list) => store.addNotifications(list), 200, windowMs);
   }
 
   /** Record a fact unless already recorded; a new one is pushed to the person's sockets. */
