@@ -341,6 +341,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       graceMs: config.warning.graceMs,
       panics: panic,
       warnings: new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize }),
+      // a sweep starts at every deadline; the repairs and warnings need not run that often
+      onceEveryMs: 500,
     });
     // any replica's sweep behind (a deadline claimed late by more than 250 ms): seen by every replica through the store
     const backlog = new SweepBacklog(store, { behindMs: 250 + config.warning.graceMs, refreshMs: 100 });

@@ -101,7 +101,7 @@ export class Scheduler {
   private sweepNow(loop: 'sweep' | 'wake'): Promise<void> {
     if (this.running || this.stopping) return Promise.resolve();
     this.running = this.guard(loop, async () => {
-      const report = await this.sweeper.sweep();
+      const report = await this.sweeper.sweep({ throttled: true });
       // texts for a fresh SOS go out now, not on the next dispatch tick
       if (report.escalated > 0) await this.dispatcher.tick();
       await this.planWake(report);

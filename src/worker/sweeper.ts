@@ -50,6 +50,15 @@ export interface SweepSettings {
   graceMs?: number;
   /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
   warnings?: { run(): Promise<number> };
+  /**
+   * Least time between two runs on this replica of the repairs and warnings that are not per
+   * timer (all-clears, panic texts, warnings; ms, default 0: every sweep of shard 0). Under a
+   * steady load a sweep starts at every deadline, many times a second; these need not: each
+   * costs store round trips, and the warning claim a write, before the first due timer is
+   * claimed. Applies to the sweeps the scheduler starts (`sweep({ throttled: true })`), which
+   * then run them at least every onceEveryMs plus one tick; a sweep called by hand runs them.
+   */
+  onceEveryMs?: number;
   /** crash repair of panic SOS texts left pending (app/panic.ts); never throws */
   panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
 }
@@ -96,6 +105,8 @@ export class Sweeper {
   private stopping = false;
   /** the running sweep has claimed a full batch (see escalatingBacklog) */
   private inBacklog = false;
+  /** when this replica last ran the repairs and warnings of every shard (performance.now()) */
+  private lastOnceAt = Number.NEGATIVE_INFINITY;
   /** performance.now() when the running sweep last finished a store step (see `renew`) */
   private movedAt = 0;
   /** the shard the next sweep tries first (a random start, so replicas begin on different shards) */
@@ -135,21 +146,22 @@ export class Sweeper {
    * The report adds the shards' figures up; its outcome is `swept` when any shard was swept
    * (then the caller plans the next wake-up), `contended` when every lock was held elsewhere.
    */
-  async sweep(): Promise<SweepReport> {
+  async sweep(opts: { throttled?: boolean } = {}): Promise<SweepReport> {
+    const throttled = opts.throttled ?? false;
     const of = this.shardCount();
-    if (of === 1) return this.sweepShard(ALL_SHARDS);
+    if (of === 1) return this.sweepShard(ALL_SHARDS, throttled);
     const first = this.nextShard;
     this.nextShard = (first + 1) % of;
     const reports: SweepReport[] = [];
     for (let i = 0; i < of; i++) {
-      const report = await this.sweepShard({ index: (first + i) % of, of });
+      const report = await this.sweepShard({ index: (first + i) % of, of }, throttled);
       reports.push(report);
       if (report.outcome === 'stopped') break;
     }
     return combine(reports);
   }
 
-  private async sweepShard(shard: SweepShard): Promise<SweepReport> {
+  private async sweepShard(shard: SweepShard, throttled: boolean): Promise<SweepReport> {
     const report: SweepReport = { outcome: 'swept', fence: 0, claimed: 0, repaired: 0, escalated: 0, failed: 0, lostLease: false };
     if (shard.of > 1) report.shard = shard.index;
     if (this.stopping) return { ...report, outcome: 'stopped' };
@@ -185,7 +197,7 @@ export class Sweeper {
     this.moved();
     const renewal = lease ? this.renew(lease, report) : undefined;
     try {
-      await this.run(renewal?.signal, report, shard);
+      await this.run(renewal?.signal, report, shard, throttled);
       this.metrics.lastSweep.set(Date.now() / 1000);
       this.metrics.sweeps.inc({ outcome: report.outcome });
     } catch (err) {
@@ -272,7 +284,7 @@ export class Sweeper {
     };
   }
 
-  private async run(lost: AbortSignal | undefined, report: SweepReport, shard: SweepShard): Promise<void> {
+  private async run(lost: AbortSignal | undefined, report: SweepReport, shard: SweepShard, throttled: boolean): Promise<void> {
     const { batchSize } = this.settings;
 
     // 1. repair: escalations left pending by a crash (or by a failed escalation), this shard's
@@ -281,8 +293,13 @@ export class Sweeper {
     report.repaired = pending.length;
     await this.escalateAll(pending, report);
 
-    // the repairs and warnings that are not per timer run once per sweep of every shard: with shard 0
-    if (shard.index === 0) await this.onceForAllShards(lost, report);
+    // the repairs and warnings that are not per timer run once per sweep of every shard (with
+    // shard 0); on a scheduled sweep at most every `onceEveryMs`
+    const every = throttled ? (this.settings.onceEveryMs ?? 0) : 0;
+    if (shard.index === 0 && performance.now() - this.lastOnceAt >= every) {
+      this.lastOnceAt = performance.now();
+      await this.onceForAllShards(lost, report);
+    }
     this.moved();
 
     // 2. claim due timers, batch after batch, while the lease holds

@@ -1,0 +1,72 @@
+/**
+ * The repairs and warnings that are not per timer (all-clears, panic texts, the warning
+ * claim) run at most every `onceEveryMs` on the sweeps the scheduler starts, and on every
+ * sweep called by hand; a sweep that skips them still claims and escalates what is due.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SmsBudget } from '../../src/app/sms-budget.js';
+import { InProcessLock } from '../../src/lock/in-process-lock.js';
+import { createLogger } from '../../src/log.js';
+import { createMetrics } from '../../src/metrics.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Escalator } from '../../src/worker/escalator.js';
+import { Sweeper } from '../../src/worker/sweeper.js';
+import { armDue } from '../helpers/sweep-suite.js';
+
+const log = createLogger({ level: 'silent' });
+
+describe('sweeper: repairs and warnings of every shard', () => {
+  let dir: string;
+  let store: SqliteStore;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'vigil-once-'));
+    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function sweeper(onceEveryMs?: number) {
+    const runs = { warnings: 0, panics: 0 };
+    const metrics = createMetrics({ replica: 't', collectDefault: false });
+    const budget = new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 });
+    const s = new Sweeper(store, new InProcessLock(), new Escalator(store, { publish() {} }, metrics, log, budget), metrics, log, {
+      lockName: 'sweep',
+      lockTtlMs: 10_000,
+      batchSize: 10,
+      maxEscalationAttempts: 5,
+      concurrency: 1,
+      onceEveryMs,
+      warnings: { run: async () => (runs.warnings++, 0) },
+      panics: { repair: async () => (runs.panics++, 0) },
+    });
+    return { s, runs };
+  }
+
+  it('scheduled sweeps run them at most every onceEveryMs and still escalate what is due; a sweep by hand always runs them', async () => {
+    const { s, runs } = sweeper(60_000);
+    expect((await s.sweep({ throttled: true })).outcome).toBe('swept');
+    expect(runs).toEqual({ warnings: 1, panics: 1 });
+
+    await armDue(store, 3);
+    const skipped = await s.sweep({ throttled: true });
+    expect(skipped).toMatchObject({ outcome: 'swept', claimed: 3, escalated: 3 });
+    expect(runs).toEqual({ warnings: 1, panics: 1 });
+
+    await s.sweep();
+    expect(runs).toEqual({ warnings: 2, panics: 2 });
+    await s.sweep({ throttled: true });
+    expect(runs).toEqual({ warnings: 2, panics: 2 });
+  });
+
+  it('without onceEveryMs every scheduled sweep runs them', async () => {
+    const { s, runs } = sweeper();
+    for (let i = 0; i < 3; i++) await s.sweep({ throttled: true });
+    expect(runs).toEqual({ warnings: 3, panics: 3 });
+  });
+});
