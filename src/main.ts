@@ -271,8 +271,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
     let onDeadline: (at: Date) => void = () => undefined;
     const timerEvents = reportingDeadlines(events, (at) => onDeadline(at));
     const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
-    // inbox entries written within 10 ms share one commit (a burst's "your contacts were texted")
-    const notifications = new NotificationService(store, realtime.publisher, 10);
+    const notifications = new NotificationService(store, realtime.publisher);
     const incidents = new IncidentService(store, realtime.publisher, metrics, notifications);
     const panic = new PanicService(store, realtime.publisher, metrics, smsBudget, tracing);
     const moderation = new ModerationService(store, realtime.publisher, metrics);
@@ -356,8 +355,6 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       // a burst: incidents first (one writer, one event loop), then its texts; never more than 5 s of texts held back
       yieldTo: () => sweeper.escalatingBacklog() || backlog.behind(),
       yieldMaxMs: 5000,
-      // outcomes finishing within 10 ms share one write: fewer commits for a sweep to wait behind
-      outcomeWindowMs: 10,
     });
     const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
     const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: config.sweep.lockTtlMs });

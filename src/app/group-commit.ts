@@ -1,10 +1,8 @@
 /**
- * Group commit: calls made in the same turn of the event loop (or, with `windowMs`, within
- * that many ms of the first waiting call) are written together, with one store write for the
- * lot (one SQLite transaction, one commit) instead of one commit each. Each caller still gets
- * its own answer, or the write's error. Used for delivery outcomes (worker/dispatcher.ts,
- * `outcomeWindowMs`) and the inbox entries a burst of sent SOS texts records (main.ts sets
- * 10 ms for both).
+ * Group commit: calls made in the same turn of the event loop are written together, with one
+ * store write for the lot (one SQLite transaction, one commit) instead of one commit each.
+ * Each caller still gets its own answer, or the write's error. Used for delivery outcomes
+ * (worker/dispatcher.ts) and the inbox entries a burst of sent SOS texts records.
  */
 interface Waiting<I, O> {
   item: I;
@@ -15,15 +13,12 @@ interface Waiting<I, O> {
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
   private scheduled = false;
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     /** writes the items, answers one result per item, in order */
     private readonly write: (items: I[]) => Promise<O[]>,
     /** most items in one write (one short transaction: the event loop waits while it runs on SQLite) */
     private readonly maxBatch = 200,
-    /** how long the first waiting call waits for others (0: only the calls of the same turn) */
-    private readonly windowMs = 0,
   ) {}
 
   add(item: I): Promise<O> {
@@ -33,33 +28,18 @@ export class GroupCommit<I, O> {
     });
   }
 
-  private schedule(overflow = false): void {
-    if (this.queue.length === 0) return;
-    const full = overflow || this.queue.length >= this.maxBatch;
-    // a full batch waits for nothing more: the window's timer gives way to the next turn
-    if (this.timer && full) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.scheduled = false;
-    }
-    if (this.scheduled) return;
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0) return;
     this.scheduled = true;
-    if (this.windowMs > 0 && !full)
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.scheduled = false;
-        void this.flush();
-      }, this.windowMs);
-    else
-      setImmediate(() => {
-        this.scheduled = false;
-        void this.flush();
-      });
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
   }
 
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, this.maxBatch);
-    this.schedule(true); // what did not fit goes in the next write, at once
+    this.schedule(); // what did not fit goes in the next write
     try {
       const out = await this.write(batch.map((w) => w.item));
       batch.forEach((w, i) => {

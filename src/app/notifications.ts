@@ -26,18 +26,14 @@ export function decodeInboxCursor(raw: string): InboxPosition {
 }
 
 export class NotificationService {
-  /**
-   * The facts recorded in one turn of the event loop, or within `windowMs` of the first,
-   * share one write (a burst of sent SOS texts: one commit, not one each).
-   */
+  /** the facts recorded in one turn of the event loop share one write (a burst of sent SOS texts: one commit, not one each) */
   private readonly writes: GroupCommit<NewNotification, { notification: Notification; created: boolean }>;
 
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
-    windowMs = 0,
   ) {
-    this.writes = new GroupCommit((list) => store.addNotifications(list), 200, windowMs);
+    this.writes = new GroupCommit((list) => store.addNotifications(list));
   }
 
   /** Record a fact unless already recorded; a new one is pushed to the person's sockets. */

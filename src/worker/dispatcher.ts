@@ -5,16 +5,12 @@
  * the delivery claimable again; a retry tells the carrier how the last attempt ended, so
  * a carrier that can look up what it accepted checks before sending again.
  * Outcomes are recorded in groups (app/group-commit.ts: one write for the sends that finish
- * together, or within `outcomeWindowMs` of each other). A send's slot is free as soon as
- * the carrier answers; its outcome waits for the group write meanwhile (the delivery stays
- * leased and `sending` until then; at most `maxInFlight` outcomes wait, beyond that no new
- * claims). While claims come back full, every answered send frees a slot and the
+ * together). While claims come back full, every finished send frees a slot and the
  * dispatcher claims again at once (a backlog drains at the carrier's pace, not one claim
  * per tick); with a per-carrier rate (`pacing`) it claims only what can start within half
  * a lease, so no lease lapses while a delivery waits for its turn.
- * `stop()` refuses new ticks and waits for the running one, its sends and their outcome
- * writes, so no send starts after shutdown began and nothing is recorded after the store
- * closes.
+ * `stop()` refuses new ticks and waits for the running one and its sends, so no send
+ * starts after shutdown began and nothing is recorded after the store closes.
  *
  * After "I'm safe" nothing alarming goes out: a claimed SOS of a false alarm is
  * superseded instead of sent, and a claimed all-clear (never claimed while its contact's
@@ -61,23 +57,13 @@ export interface DispatchSettings {
    * ends the wait ticks again: the scheduler after the sweep, or the heartbeat.
    */
   yieldTo?: () => boolean | Promise<boolean>;
-  /**
-   * How long a finished send's outcome waits for others before one write records them all
-   * (ms, default 0: only those of the same turn). Sends finish one at a time, so at 0 nearly
-   * every outcome is its own commit, which on a shared SQLite file keeps a sweep waiting for
-   * the write lock. The slot is free at the carrier's answer, so the window does not slow
-   * the sends (docs/performance-notes.md).
-   */
-  outcomeWindowMs?: number;
   /** longest wait for `yieldTo` (ms, default 3000) */
   yieldMaxMs?: number;
 }
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
-  /** outcomes the carrier gave that wait for their group write (their slots are free already) */
-  private readonly recording = new Set<Promise<void>>();
-  /** work a recorded send started that need not hold anything up (the inbox entry) */
+  /** work a finished send started that need not hold its slot (the inbox entry) */
   private readonly followUps = new Set<Promise<void>>();
   private ticking: Promise<number> | undefined;
   private stopped = false;
@@ -100,7 +86,7 @@ export class Dispatcher {
     private readonly random: () => number = Math.random,
   ) {
     this.tracing = settings.tracing ?? noTracing();
-    this.outcomes = new GroupCommit((list) => store.recordAttempts(list), 200, settings.outcomeWindowMs ?? 0);
+    this.outcomes = new GroupCommit((list) => store.recordAttempts(list));
   }
 
   /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
@@ -121,8 +107,8 @@ export class Dispatcher {
   }
 
   private async claimAndSend(): Promise<number> {
-    const { leaseMs, pacing, yieldTo } = this.settings;
-    const free = Math.min(this.freeSlots(), pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
+    const { maxInFlight, leaseMs, pacing, yieldTo } = this.settings;
+    const free = Math.min(maxInFlight - this.inFlight.size, pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
     if (free <= 0) return 0;
     if (yieldTo && (await this.yielding(yieldTo))) {
       this.backlog = false; // no refills while we wait: the sweep's end (or the heartbeat) ticks again
@@ -162,7 +148,7 @@ export class Dispatcher {
   private refill(): void {
     if (!this.backlog || this.stopped || this.ticking) return;
     const { maxInFlight, leaseMs, pacing } = this.settings;
-    const free = this.freeSlots();
+    const free = maxInFlight - this.inFlight.size;
     const startable = pacing ? pacing.startableWithin(leaseMs / 2) : free;
     if (Math.min(free, startable) < Math.max(1, Math.floor(maxInFlight / 4)) && this.inFlight.size > 0) return;
     void this.tick().catch((err: unknown) => {
@@ -171,20 +157,9 @@ export class Dispatcher {
     });
   }
 
-  /**
-   * Slots for new sends: maxInFlight less the sends in flight, and less the outcomes still
-   * waiting for their write beyond as many again (a slow store holds claims back instead
-   * of letting answered-but-unrecorded texts pile up).
-   */
-  private freeSlots(): number {
-    const { maxInFlight } = this.settings;
-    return Math.min(maxInFlight - this.inFlight.size, 2 * maxInFlight - this.inFlight.size - this.recording.size);
-  }
-
   /** Wait for every send in flight and what they started (shutdown, tests). */
   async drain(): Promise<void> {
-    while (this.inFlight.size > 0 || this.recording.size > 0 || this.followUps.size > 0)
-      await Promise.allSettled([...this.inFlight, ...this.recording, ...this.followUps]);
+    while (this.inFlight.size > 0 || this.followUps.size > 0) await Promise.allSettled([...this.inFlight, ...this.followUps]);
   }
 
   private track(p: Promise<void>): void {
@@ -268,24 +243,6 @@ export class Dispatcher {
           });
       }
       const o = outcomeOf(retry, Math.min(d.attempts, retry.maxAttempts), result, this.random);
-      traceOutcome(o.status);
-      // the carrier has answered: the slot is free for the next text while the outcome waits
-      // for its group write (the delivery stays `sending`, leased, until that write lands)
-      const p = this.record(d, result, o).finally(() => {
-        this.recording.delete(p);
-        this.refill();
-      });
-      this.recording.add(p);
-    } catch (err) {
-      // store trouble: the lease lapses and another tick retries with the same key
-      this.metrics.loopErrors.inc({ loop: 'dispatch' });
-      this.log.error({ err, delivery: d.key }, 'delivery attempt could not be recorded');
-    }
-  }
-
-  /** Writes an attempt's outcome (with the others of its group), then tells whoever follows it. */
-  private async record(d: Delivery, result: AttemptResult, o: ReturnType<typeof outcomeOf>): Promise<void> {
-    try {
       const now = await this.store.now();
       const recorded = await this.outcomes.add({
         key: d.key,
@@ -300,6 +257,7 @@ export class Dispatcher {
         },
       });
       this.metrics.deliveries.inc({ carrier: result.carrier, outcome: o.status === 'pending' ? 'retry' : o.status });
+      traceOutcome(o.status);
       if (!recorded) {
         this.metrics.casConflicts.inc({ command: 'record_attempt' });
         this.log.warn({ delivery: d.key, attempt: d.attempts }, 'delivery lease lost before the outcome was recorded');
@@ -323,7 +281,7 @@ export class Dispatcher {
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));
       if (recorded.kind === 'sos' && recorded.status === 'pending') await this.endAfterFalseAlarm(recorded);
-      // the inbox entry does not hold up the next outcome either (drain() waits for it)
+      // the inbox entry does not hold the send slot: the next text need not wait for it (drain() does)
       if (recorded.kind === 'sos' && recorded.status === 'sent') this.track(this.sosSent(recorded));
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
