@@ -3,8 +3,8 @@
  * against fake Twilio, fetch against fake Fast2SMS, and the failover breaker over both.
  * Everything talks to 127.0.0.1 only.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailoverCarrier, type CircuitState } from '../../src/sms/failover.js';
 import { Fast2SmsCarrier } from '../../src/sms/fast2sms.js';
@@ -150,6 +150,67 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
     expect(tw.accepted).toHaveLength(n);
     for (const m of tw.accepted) expect(m.body).toBe(`text ${Number(m.to.slice(-4))}`);
     results.forEach((r, i) => expect(r.ok && tw.accepted.find((m) => m.sid === r.providerMessageId)?.to).toBe(to(i)));
+  });
+});
+
+describe("TwilioCarrier's transport (node:http under the twilio client) → a raw local server", () => {
+  /** a loopback server answering every request with `handler`; closed after the test */
+  async function rawServer(handler: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
+    const sockets = new Set<Socket>();
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => handler(res));
+    });
+    server.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      close: async () => {
+        for (const s of sockets) s.destroy();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+  const carrierAt = (url: string, timeoutMs = 2000): TwilioCarrier =>
+    new TwilioCarrier({ accountSid: 'AC' + '0'.repeat(32), authToken: 'token', from: FROM, baseUrl: url, timeoutMs });
+
+  it('the deadline covers the whole answer: headers at once and a body trickling past timeoutMs is a retryable timeout', async () => {
+    const server = await rawServer((res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json' });
+      res.write('{"sid":');
+      setTimeout(() => res.end('"SM' + '1'.repeat(32) + '"}'), 1500).unref();
+    });
+    try {
+      expect(await carrierAt(server.url, 300).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an answer cut short mid-body is an ambiguous reset (the retry looks first), not a parse error', async () => {
+    const server = await rawServer((res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '200' });
+      res.write('{"sid":"SM');
+      setTimeout(() => res.socket?.destroy(), 20).unref();
+    });
+    try {
+      expect(await carrierAt(server.url).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an HTML error page from a proxy (502) is a retryable http_502', async () => {
+    const server = await rawServer((res) => {
+      res.writeHead(502, { 'Content-Type': 'text/html' });
+      res.end('<html><body>Bad Gateway</body></html>');
+    });
+    try {
+      expect(await carrierAt(server.url).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'http_502' });
+    } finally {
+      await server.close();
+    }
   });
 });
 
