@@ -201,6 +201,23 @@ describe("TwilioCarrier's transport (node:http under the twilio client) → a ra
     }
   });
 
+  it("with HTTP_PROXY set the library's own path sends (same auth, fields and outcome codes)", async () => {
+    const before = process.env.HTTP_PROXY;
+    // read at construction (the library builds its proxy agent) and at every request; the
+    // library's axios call sets `proxy: false`, so a plain-http target is reached directly
+    process.env.HTTP_PROXY = 'http://127.0.0.1:9';
+    try {
+      const carrier = twilioCarrier();
+      expect(await carrier.send(sms('k1'))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: expect.stringMatching(/^SM/) });
+      expect(tw.requests[0]).toMatchObject({ authorized: true, to: US, from: FROM, body: 'SOS from Vigil: test', status: 201 });
+      tw.failNext(1, 500);
+      expect(await carrier.send(sms('k2'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'http_500' });
+    } finally {
+      if (before === undefined) delete process.env.HTTP_PROXY;
+      else process.env.HTTP_PROXY = before;
+    }
+  });
+
   it('an HTML error page from a proxy (502) is a retryable http_502', async () => {
     const server = await rawServer((res) => {
       res.writeHead(502, { 'Content-Type': 'text/html' });
