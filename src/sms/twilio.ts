@@ -110,24 +110,25 @@ class VigilRequestClient extends twilio.RequestClient {
 
   override request<TData>(opts: RequestClient.RequestOptions<TData>) {
     const uri = this.rewrite(opts.uri);
+    const url = new URL(uri);
     const method = opts.method.toUpperCase();
     // named by the resource, never the URL: it holds the account SID and, for lookups, the number
     const resource =
-      new URL(uri).pathname
+      url.pathname
         .split('/')
         .pop()
         ?.replace(/\.json$/, '') ?? '';
-    const attributes = { 'http.request.method': method, 'server.address': new URL(uri).hostname };
+    const attributes = { 'http.request.method': method, 'server.address': url.hostname };
     return this.tracing.inSpan(`twilio ${method} ${resource}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const res = process.env.HTTP_PROXY ? await super.request({ ...opts, uri }) : await this.send<TData>(uri, method, opts);
+      const res = process.env.HTTP_PROXY ? await super.request({ ...opts, uri }) : await this.send<TData>(url, method, opts);
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
       return res;
     });
   }
 
-  private async send<TData>(uri: string, method: string, opts: RequestClient.RequestOptions<TData>): Promise<TwilioResponse<TData>> {
-    const url = new URL(uri);
+  /** `url` is ours to change: its query gets the params */
+  private async send<TData>(url: URL, method: string, opts: RequestClient.RequestOptions<TData>): Promise<TwilioResponse<TData>> {
     if (opts.params !== undefined && opts.params !== null) {
       const query = formEncode(opts.params as Record<string, unknown>);
       if (query !== '') url.search = url.search === '' ? query : `${url.search.slice(1)}&${query}`;

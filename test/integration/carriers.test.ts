@@ -4,7 +4,7 @@
  * Everything talks to 127.0.0.1 only.
  */
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailoverCarrier, type CircuitState } from '../../src/sms/failover.js';
 import { Fast2SmsCarrier } from '../../src/sms/fast2sms.js';
@@ -12,7 +12,7 @@ import type { AttemptResult } from '../../src/domain/delivery.js';
 import type { OutgoingSms } from '../../src/sms/port.js';
 import { TwilioCarrier, type TwilioCarrierOptions } from '../../src/sms/twilio.js';
 import { FakeFast2Sms } from '../helpers/fake-fast2sms.js';
-import { FakeTwilio } from '../helpers/fake-twilio.js';
+import { FakeTwilio, HttpFake } from '../helpers/fake-twilio.js';
 
 const FROM = '+15005550006';
 const US = '+14155550100';
@@ -140,67 +140,6 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
     expect(await twilioCarrier().send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
   });
 
-  it('concurrent sends do not mix up recipients and bodies', async () => {
-    const carrier = twilioCarrier();
-    tw.slow(20);
-    const n = 25;
-    const to = (i: number) => `+1415555${String(i).padStart(4, '0')}`;
-    const results = await Promise.all(Array.from({ length: n }, (_, i) => carrier.send(sms(`inc:${i}`, to(i), `text ${i}`))));
-    expect(results.every((r) => r.ok)).toBe(true);
-    expect(tw.accepted).toHaveLength(n);
-    for (const m of tw.accepted) expect(m.body).toBe(`text ${Number(m.to.slice(-4))}`);
-    results.forEach((r, i) => expect(r.ok && tw.accepted.find((m) => m.sid === r.providerMessageId)?.to).toBe(to(i)));
-  });
-});
-
-describe("TwilioCarrier's transport (node:http under the twilio client) → a raw local server", () => {
-  /** a loopback server answering every request with `handler`; closed after the test */
-  async function rawServer(handler: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
-    const sockets = new Set<Socket>();
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => handler(res));
-    });
-    server.on('connection', (s) => sockets.add(s));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as AddressInfo;
-    return {
-      url: `http://127.0.0.1:${port}`,
-      close: async () => {
-        for (const s of sockets) s.destroy();
-        await new Promise<void>((r) => server.close(() => r()));
-      },
-    };
-  }
-  const carrierAt = (url: string, timeoutMs = 2000): TwilioCarrier =>
-    new TwilioCarrier({ accountSid: 'AC' + '0'.repeat(32), authToken: 'token', from: FROM, baseUrl: url, timeoutMs });
-
-  it('the deadline covers the whole answer: headers at once and a body trickling past timeoutMs is a retryable timeout', async () => {
-    const server = await rawServer((res) => {
-      res.writeHead(201, { 'Content-Type': 'application/json' });
-      res.write('{"sid":');
-      setTimeout(() => res.end('"SM' + '1'.repeat(32) + '"}'), 1500).unref();
-    });
-    try {
-      expect(await carrierAt(server.url, 300).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('an answer cut short mid-body is an ambiguous reset (the retry looks first), not a parse error', async () => {
-    const server = await rawServer((res) => {
-      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '200' });
-      res.write('{"sid":"SM');
-      setTimeout(() => res.socket?.destroy(), 20).unref();
-    });
-    try {
-      expect(await carrierAt(server.url).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
-    } finally {
-      await server.close();
-    }
-  });
-
   it("with HTTP_PROXY set the library's own path sends (same auth, fields and outcome codes)", async () => {
     const before = process.env.HTTP_PROXY;
     // read at construction (the library builds its proxy agent) and at every request; the
@@ -215,6 +154,55 @@ describe("TwilioCarrier's transport (node:http under the twilio client) → a ra
     } finally {
       if (before === undefined) delete process.env.HTTP_PROXY;
       else process.env.HTTP_PROXY = before;
+    }
+  });
+
+  it('concurrent sends do not mix up recipients and bodies', async () => {
+    const carrier = twilioCarrier();
+    tw.slow(20);
+    const n = 25;
+    const to = (i: number) => `+1415555${String(i).padStart(4, '0')}`;
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => carrier.send(sms(`inc:${i}`, to(i), `text ${i}`))));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(tw.accepted).toHaveLength(n);
+    for (const m of tw.accepted) expect(m.body).toBe(`text ${Number(m.to.slice(-4))}`);
+    results.forEach((r, i) => expect(r.ok && tw.accepted.find((m) => m.sid === r.providerMessageId)?.to).toBe(to(i)));
+  });
+});
+
+describe("TwilioCarrier's transport (node:http under the twilio client) → a raw local server", () => {
+  /** a loopback server answering every request with `handler` (the fakes' own HttpFake) */
+  async function rawServer(handler: (res: ServerResponse, http: HttpFake) => void): Promise<HttpFake> {
+    const http: HttpFake = new HttpFake((_req, res) => handler(res, http));
+    await http.listen();
+    return http;
+  }
+  const carrierAt = (url: string, timeoutMs = 2000): TwilioCarrier =>
+    new TwilioCarrier({ accountSid: 'AC' + '0'.repeat(32), authToken: 'token', from: FROM, baseUrl: url, timeoutMs });
+
+  it('the deadline covers the whole answer: headers at once and a body trickling past timeoutMs is a retryable timeout', async () => {
+    const server = await rawServer((res, http) => {
+      res.writeHead(201, { 'Content-Type': 'application/json' });
+      res.write('{"sid":');
+      http.later(1500, () => res.end('"SM' + '1'.repeat(32) + '"}'));
+    });
+    try {
+      expect(await carrierAt(server.url, 300).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'timeout' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an answer cut short mid-body is an ambiguous reset (the retry looks first), not a parse error', async () => {
+    const server = await rawServer((res, http) => {
+      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': '200' });
+      res.write('{"sid":"SM');
+      http.later(20, () => res.socket?.destroy());
+    });
+    try {
+      expect(await carrierAt(server.url).send(sms('k'))).toEqual({ ok: false, carrier: 'twilio', retryable: true, code: 'net_econnreset' });
+    } finally {
+      await server.close();
     }
   });
 
