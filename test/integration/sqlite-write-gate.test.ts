@@ -2,7 +2,8 @@
  * The SQLite store waits for another process's write lock off the event loop (WriteGate):
  * while the file is locked, this process still answers (reads, timers, other requests);
  * its waiting writes run in the order they were made once the lock goes; a write that waits
- * too long fails as store_busy and changes nothing. On a shared file, SQLite's own busy
+ * too long fails as store_busy and changes nothing; writes that waited share one commit, and
+ * one of them failing changes nothing of it and nothing of the others. On a shared file, SQLite's own busy
  * handler slept with the event loop blocked: one replica's burst stalled every other
  * replica's check-ins.
  */
@@ -77,6 +78,23 @@ describe('SQLite write gate', () => {
     expect(store.writeGateStats()).toMatchObject({ waited: 1, timedOut: 0 });
   });
 
+  it('free event loop from the first write: a gate whose very first write finds the lock taken waits off the event loop', async () => {
+    const db = new Database(file, { timeout: 120_000 });
+    try {
+      db.exec('CREATE TABLE t (v INTEGER)');
+      const gate = new WriteGate(db, 120_000);
+      holder = await holdWriteLock(file);
+      // with the busy timeout in force for this first try, the call itself would block for two minutes
+      const write = Promise.resolve(gate.run(() => db.prepare('INSERT INTO t VALUES (1)').run().changes));
+      expect(await state(write)).toBe('pending');
+      await holder.release();
+      expect(await write).toBe(1);
+      expect(gate.stats).toMatchObject({ immediate: 0, waited: 1 });
+    } finally {
+      db.close();
+    }
+  }, 30_000);
+
   it('order: writes of one process that wait for the lock commit in the order they were made', async () => {
     store = await SqliteStore.open({ file, busyTimeoutMs: 60_000 });
     holder = await holdWriteLock(file);
@@ -148,6 +166,78 @@ describe('SQLite write gate', () => {
       expect(value('vigil_sqlite_write_wait_seconds_total')).toBeGreaterThanOrEqual(0.3);
     } finally {
       await v.stop();
+    }
+  });
+
+  it('group commit: writes that waited for the lock share one commit; each gets its own answer, in order, and sees the ones before it', async () => {
+    const db = new Database(file);
+    try {
+      db.exec('CREATE TABLE t (v INTEGER)');
+      const gate = new WriteGate(db, 60_000);
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      const count = db.prepare('SELECT count(*) FROM t').pluck();
+      holder = await holdWriteLock(file);
+      const writes = [1, 2, 3, 4, 5].map((v) =>
+        Promise.resolve(
+          gate.run(() => {
+            insert.run(v);
+            return count.get(); // the rows of this write and of the ones before it
+          }),
+        ),
+      );
+      expect(await state(Promise.all(writes))).toBe('pending');
+      await holder.release();
+      expect(await Promise.all(writes)).toEqual([1, 2, 3, 4, 5]);
+      expect(gate.stats).toMatchObject({ waited: 5, groupCommits: 1, timedOut: 0 });
+      expect(db.prepare('SELECT v FROM t ORDER BY rowid').pluck().all()).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('group commit: a write that fails in a group leaves nothing behind, and the writes around it still commit, in order', async () => {
+    const db = new Database(file);
+    try {
+      db.exec('CREATE TABLE t (v INTEGER)');
+      const gate = new WriteGate(db, 60_000);
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      holder = await holdWriteLock(file);
+      const ok = (v: number) => Promise.resolve(gate.run(() => insert.run(v).changes));
+      const writes = [
+        ok(1),
+        // throws after writing
+        Promise.resolve(
+          gate.run(() => {
+            insert.run(2);
+            throw new Error('two');
+          }),
+        ),
+        ok(3),
+        // a transaction() inside fails and the method answers a rejected promise (as an async store method does)
+        Promise.resolve(
+          gate.run(() => {
+            try {
+              db.transaction(() => {
+                insert.run(4);
+                throw new Error('four');
+              })();
+              return 'unreachable';
+            } catch (err) {
+              return Promise.reject(err);
+            }
+          }),
+        ),
+        ok(5),
+      ];
+      const settled = Promise.allSettled(writes);
+      expect(await state(settled)).toBe('pending');
+      await holder.release();
+      const out = await settled;
+      expect(out.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([1, 'two', 1, 'four', 1]);
+      expect(db.prepare('SELECT v FROM t ORDER BY rowid').pluck().all()).toEqual([1, 3, 5]);
+      expect(db.inTransaction).toBe(false);
+    } finally {
+      db.close();
     }
   });
 
