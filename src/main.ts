@@ -351,7 +351,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       retry: { maxAttempts: config.delivery.maxAttempts, baseMs: config.delivery.baseMs, capMs: config.delivery.capMs },
       tracing,
       pacing: chosen.pacing,
-      onSosSent: (d) => notifications.record(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
+      onSosSent: (d) => notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf'))),
       // a burst: incidents first (one writer, one event loop), then its texts; never more than 5 s of texts held back
       yieldTo: () => sweeper.escalatingBacklog() || backlog.behind(),
       yieldMaxMs: 5000,

@@ -3,6 +3,9 @@
  * store write for the lot (one SQLite transaction, one commit) instead of one commit each.
  * Each caller still gets its own answer, or the write's error. Used for delivery outcomes
  * (worker/dispatcher.ts) and the inbox entries a burst of sent SOS texts records.
+ * With a window (`windowMs` > 0) the first call waits that long for others to join it: for
+ * writes nobody waits on (the inbox entry after a text went out), not for anything that
+ * holds a send slot or an answer.
  */
 interface Waiting<I, O> {
   item: I;
@@ -19,6 +22,8 @@ export class GroupCommit<I, O> {
     private readonly write: (items: I[]) => Promise<O[]>,
     /** most items in one write (one short transaction: the event loop waits while it runs on SQLite) */
     private readonly maxBatch = 200,
+    /** how long the first item waits for others (ms); 0: until the end of this turn */
+    private readonly windowMs = 0,
   ) {}
 
   add(item: I): Promise<O> {
@@ -28,18 +33,20 @@ export class GroupCommit<I, O> {
     });
   }
 
-  private schedule(): void {
+  private schedule(now = false): void {
     if (this.scheduled || this.queue.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const flush = () => {
       this.scheduled = false;
       void this.flush();
-    });
+    };
+    if (now || this.windowMs <= 0) setImmediate(flush);
+    else setTimeout(flush, this.windowMs);
   }
 
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, this.maxBatch);
-    this.schedule(); // what did not fit goes in the next write
+    this.schedule(true); // what did not fit goes in the next write
     try {
       const out = await this.write(batch.map((w) => w.item));
       batch.forEach((w, i) => {

@@ -25,20 +25,39 @@ export function decodeInboxCursor(raw: string): InboxPosition {
   throw Invalid('invalid_cursor', 'cursor is not one this API issued');
 }
 
+type Written = { notification: Notification; created: boolean };
+
 export class NotificationService {
-  /** the facts recorded in one turn of the event loop share one write (a burst of sent SOS texts: one commit, not one each) */
-  private readonly writes: GroupCommit<NewNotification, { notification: Notification; created: boolean }>;
+  /** the facts recorded in one turn of the event loop share one write */
+  private readonly writes: GroupCommit<NewNotification, Written>;
+  /** facts nobody waits for, collected over `backgroundWindowMs`: a burst of sent SOS texts, one commit every window, not one a text */
+  private readonly background: GroupCommit<NewNotification, Written>;
 
   constructor(
     private readonly store: Store,
     private readonly events: EventPublisher,
+    /** how long a background fact waits for others to share its write (ms) */
+    backgroundWindowMs = 50,
   ) {
-    this.writes = new GroupCommit((list) => store.addNotifications(list));
+    const write = (list: NewNotification[]) => store.addNotifications(list);
+    this.writes = new GroupCommit(write);
+    this.background = new GroupCommit(write, 200, backgroundWindowMs);
   }
 
   /** Record a fact unless already recorded; a new one is pushed to the person's sockets. */
   async record(n: NewNotification): Promise<Notification> {
-    const { notification, created } = await this.writes.add(n);
+    return this.announced(await this.writes.add(n));
+  }
+
+  /**
+   * As record(), for a fact that nobody waits on (the dispatcher after a text went out): it
+   * is written within `backgroundWindowMs`, together with the others of that window.
+   */
+  async recordInBackground(n: NewNotification): Promise<Notification> {
+    return this.announced(await this.background.add(n));
+  }
+
+  private announced({ notification, created }: Written): Notification {
     if (created) this.announce(notification);
     return notification;
   }
