@@ -55,6 +55,8 @@ export interface SqliteWriteCounts {
   waited: number;
   timedOut: number;
   waitedMs: number;
+  /** commits of the writes that waited (several share one) */
+  groupCommits: number;
 }
 
 export function createMetrics(opts: { replica: string; collectDefault?: boolean; storeTimeoutMs?: number }) {
@@ -73,6 +75,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
   let sqliteGate: (() => SqliteWriteCounts) | undefined;
   let sqliteSeen: Partial<Record<'free' | 'waited' | 'timed_out', number>> = {};
   let sqliteWaitSeen = 0;
+  let sqliteCommitsSeen = 0;
   const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
   // Last good read: kept through an outage so graphs do not gap; `vigil_store_up` says whether it is fresh.
   let snapshot: StoreSnapshot | undefined;
@@ -397,6 +400,17 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
         if (!now) return;
         this.inc(Math.max(0, now.waitedMs / 1000 - sqliteWaitSeen));
         sqliteWaitSeen = now.waitedMs / 1000;
+      },
+    }),
+    sqliteGroupCommits: new client.Counter({
+      name: 'vigil_sqlite_group_commits_total',
+      help: "Commits of this process's SQLite writes that waited for another process's lock: the writes that waited together share one commit (waited writes / commits = writes per commit)",
+      registers: r,
+      collect() {
+        const now = sqliteGate?.();
+        if (!now) return;
+        this.inc(Math.max(0, now.groupCommits - sqliteCommitsSeen));
+        sqliteCommitsSeen = now.groupCommits;
       },
     }),
     /** The SQLite store's write-gate counts, read at each scrape (not called on MongoDB). */

@@ -130,7 +130,7 @@ describe('SQLite write gate', () => {
     await expect(write).rejects.toMatchObject({ code: 'store_closed' });
   });
 
-  it('the on-call sees it: /metrics counts writes that found the lock free, that waited, that timed out, and the time waited', async () => {
+  it('the on-call sees it: /metrics counts writes that found the lock free, that waited, that timed out, the time waited and the commits of those that waited', async () => {
     const v = await startTestVigil({ SQLITE_BUSY_TIMEOUT_MS: '300' }, { manualTicks: true });
     try {
       const tok = v.token('gate-metrics');
@@ -164,6 +164,7 @@ describe('SQLite write gate', () => {
       expect(value('vigil_sqlite_writes_total{lock="waited"')).toBe(2);
       expect(value('vigil_sqlite_writes_total{lock="timed_out"')).toBe(1);
       expect(value('vigil_sqlite_write_wait_seconds_total')).toBeGreaterThanOrEqual(0.3);
+      expect(value('vigil_sqlite_group_commits_total')).toBe(1); // C's commit; B never got the lock
     } finally {
       await v.stop();
     }

@@ -17,7 +17,7 @@
  * the store reports as `store_busy` (503), as the busy timeout did.
  *
  * Writes that waited share a commit: once the gate has the lock it runs the waiting writes,
- * in order, in one transaction (at most `maxGroup` of them) and commits them together. Each
+ * in order, in one transaction (at most MAX_GROUP of them) and commits them together. Each
  * commit is an fsync of the WAL (`synchronous=FULL`), about a millisecond on this machine's
  * disk, and while the lock is contended the fsyncs are what the processes queue for: three
  * processes on one file recording texts one outcome at a time spent their lock holding
