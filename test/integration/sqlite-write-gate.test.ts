@@ -49,6 +49,17 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** a connection of its own to the test file, with a table `t (v)` and a gate that waits up to `waitMs`; closed after `body` */
+async function withGate(waitMs: number, body: (c: { db: Database.Database; gate: WriteGate }) => Promise<void>): Promise<void> {
+  const db = new Database(file, { timeout: waitMs });
+  try {
+    db.exec('CREATE TABLE t (v INTEGER)');
+    await body({ db, gate: new WriteGate(db, waitMs) });
+  } finally {
+    db.close();
+  }
+}
+
 describe('SQLite write gate', () => {
   it('every store operation is listed as a read or as a write, not both', () => {
     const ops = sqliteOperations();
@@ -79,10 +90,7 @@ describe('SQLite write gate', () => {
   });
 
   it('free event loop from the first write: a gate whose very first write finds the lock taken waits off the event loop', async () => {
-    const db = new Database(file, { timeout: 120_000 });
-    try {
-      db.exec('CREATE TABLE t (v INTEGER)');
-      const gate = new WriteGate(db, 120_000);
+    await withGate(120_000, async ({ db, gate }) => {
       holder = await holdWriteLock(file);
       // with the busy timeout in force for this first try, the call itself would block for two minutes
       const write = Promise.resolve(gate.run(() => db.prepare('INSERT INTO t VALUES (1)').run().changes));
@@ -90,9 +98,7 @@ describe('SQLite write gate', () => {
       await holder.release();
       expect(await write).toBe(1);
       expect(gate.stats).toMatchObject({ immediate: 0, waited: 1 });
-    } finally {
-      db.close();
-    }
+    });
   }, 30_000);
 
   it('order: writes of one process that wait for the lock commit in the order they were made', async () => {
@@ -171,10 +177,7 @@ describe('SQLite write gate', () => {
   });
 
   it('group commit: writes that waited for the lock share one commit; each gets its own answer, in order, and sees the ones before it', async () => {
-    const db = new Database(file);
-    try {
-      db.exec('CREATE TABLE t (v INTEGER)');
-      const gate = new WriteGate(db, 60_000);
+    await withGate(60_000, async ({ db, gate }) => {
       const insert = db.prepare('INSERT INTO t VALUES (?)');
       const count = db.prepare('SELECT count(*) FROM t').pluck();
       holder = await holdWriteLock(file);
@@ -191,16 +194,11 @@ describe('SQLite write gate', () => {
       expect(await Promise.all(writes)).toEqual([1, 2, 3, 4, 5]);
       expect(gate.stats).toMatchObject({ waited: 5, groupCommits: 1, timedOut: 0 });
       expect(db.prepare('SELECT v FROM t ORDER BY rowid').pluck().all()).toEqual([1, 2, 3, 4, 5]);
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('group commit: a write that fails in a group leaves nothing behind, and the writes around it still commit, in order', async () => {
-    const db = new Database(file);
-    try {
-      db.exec('CREATE TABLE t (v INTEGER)');
-      const gate = new WriteGate(db, 60_000);
+    await withGate(60_000, async ({ db, gate }) => {
       const insert = db.prepare('INSERT INTO t VALUES (?)');
       holder = await holdWriteLock(file);
       const ok = (v: number) => Promise.resolve(gate.run(() => insert.run(v).changes));
@@ -237,16 +235,11 @@ describe('SQLite write gate', () => {
       expect(out.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([1, 'two', 1, 'four', 1]);
       expect(db.prepare('SELECT v FROM t ORDER BY rowid').pluck().all()).toEqual([1, 3, 5]);
       expect(db.inTransaction).toBe(false);
-    } finally {
-      db.close();
-    }
+    });
   });
 
-  it('a write that throws rolls its whole transaction back: nothing of it stays, and the next write runs', () => {
-    const db = new Database(file);
-    try {
-      db.exec('CREATE TABLE t (v INTEGER)');
-      const gate = new WriteGate(db, 1000);
+  it('a write that throws rolls its whole transaction back: nothing of it stays, and the next write runs', async () => {
+    await withGate(1000, async ({ db, gate }) => {
       expect(() =>
         gate.run(() => {
           db.prepare('INSERT INTO t VALUES (1)').run(); // an autocommit statement of its own before the gate
@@ -256,8 +249,6 @@ describe('SQLite write gate', () => {
       expect(db.inTransaction).toBe(false);
       expect(gate.run(() => db.prepare('INSERT INTO t VALUES (2)').run().changes)).toBe(1);
       expect(db.prepare('SELECT v FROM t').pluck().all()).toEqual([2]);
-    } finally {
-      db.close();
-    }
+    });
   });
 });
