@@ -25,7 +25,7 @@ metadata:
   labels:
     app.kubernetes.io/name: vigil
     app.kubernetes.io/part-of: vigil
-    grafana_dashboard: "1"
+    grafana_dashboard: '1'
 data:
   vigil-dashboard.json: |
 ${indent(json, 4)}
