@@ -44,6 +44,8 @@ export const EnvSchema = z.object({
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
   /** on: also wake at the next deadline (docs/performance-notes.md); off: sweep on the cron tick only (an API-only replica: off and a rare cron) */
   SWEEP_WAKE_UPS: z.enum(['on', 'off']).default('on'),
+  /** keep the sweep lease after a sweep while the next deadline is at most this far away (ms; 0: take and release it every sweep) */
+  SWEEP_KEEP_LEASE_MS: int(1000, 0),
   SWEEP_BATCH_SIZE: int(100, 1),
   /** sweep shards (src/domain/sweep-shard.ts): up to this many replicas escalate at once, each its own timers; 1 = one sweeper */
   SWEEP_SHARDS: int(1, 1).pipe(z.number().max(MAX_SWEEP_SHARDS, `must be at most ${MAX_SWEEP_SHARDS}`)),
@@ -147,7 +149,17 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
-  sweep: { cron: string; wakeUps: boolean; batchSize: number; shards: number; concurrency: number; lockName: string; lockTtlMs: number };
+  sweep: {
+    cron: string;
+    wakeUps: boolean;
+    /** 0 when off (and always with wake-ups off) */
+    keepLeaseMs: number;
+    batchSize: number;
+    shards: number;
+    concurrency: number;
+    lockName: string;
+    lockTtlMs: number;
+  };
   /** failed escalations of one timer before it is dead-lettered */
   escalationMaxAttempts: number;
   /** the nudge before the SOS (0 = off) and the wait after the deadline before it (ms) */
@@ -313,6 +325,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // (every LOCK_TTL_MS / 3): the wait must end well before the lease could lapse
   if (e.SQLITE_BUSY_TIMEOUT_MS !== undefined && e.SQLITE_BUSY_TIMEOUT_MS > e.LOCK_TTL_MS / 2)
     throw new ConfigError('SQLITE_BUSY_TIMEOUT_MS: must be at most half of LOCK_TTL_MS');
+  // a replica that arms a timer while another keeps the lease finds the lock held at its
+  // deadline: the holder must look at the deadlines again before the shortest timer is due
+  if (e.SWEEP_KEEP_LEASE_MS > e.TIMER_MIN_SECONDS * 1000)
+    throw new ConfigError('SWEEP_KEEP_LEASE_MS: must be at most TIMER_MIN_SECONDS × 1000 (the shortest timer)');
   if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS)
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS: must be >= HTTP_HEADERS_TIMEOUT_MS');
   const dataDir = resolve(e.DATA_DIR);
@@ -345,6 +361,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sweep: {
       cron: e.SWEEP_CRON,
       wakeUps: e.SWEEP_WAKE_UPS === 'on',
+      // the holder looks again at the next deadline only through its wake-ups
+      keepLeaseMs: e.SWEEP_WAKE_UPS === 'on' ? e.SWEEP_KEEP_LEASE_MS : 0,
       batchSize: e.SWEEP_BATCH_SIZE,
       shards: e.SWEEP_SHARDS,
       concurrency: e.SWEEP_CONCURRENCY,

@@ -342,6 +342,8 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       warnings: new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize }),
       // a sweep starts at every deadline; the repairs and warnings need not run that often
       onceEveryMs: 500,
+      // under a steady load a sweep starts at every deadline: keep the lease for the next one
+      keepLeaseMs: config.sweep.keepLeaseMs,
     });
     // any replica's sweep behind (a deadline claimed late by more than 250 ms): seen by every replica through the store
     const backlog = new SweepBacklog(store, { behindMs: 250 + config.warning.graceMs, refreshMs: 100 });
@@ -356,7 +358,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       yieldTo: () => sweeper.escalatingBacklog() || backlog.behind(),
       yieldMaxMs: 5000,
     });
-    const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs } : undefined;
+    const wake = config.sweep.wakeUps ? { store, maxAheadMs: config.sweep.lockTtlMs, keepLeaseMs: config.sweep.keepLeaseMs } : undefined;
     const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: config.sweep.lockTtlMs });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, config.sweep.cron, wake, {
       job: retention,

@@ -180,7 +180,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
     }),
     lockHeld: new client.Histogram({
       name: 'vigil_lock_held_seconds',
-      help: 'How long the sweep lock was held',
+      help: 'How long the sweep lock was held, from taking it to giving it back (one sweep, or every sweep it was kept for)',
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
       registers: r,
     }),

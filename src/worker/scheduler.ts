@@ -5,7 +5,9 @@
  * lease, and moved earlier when this replica arms or extends a timer with `deadlineAt`).
  * A wake-up is an ordinary sweep: it tries the lock, so in a cluster only the holder sweeps.
  * Sweeps never overlap: a tick or wake-up during a sweep is dropped (the sweep claims until
- * nothing is due, then plans the next wake-up). Ticks never throw; `stop()` stops the ticks
+ * nothing is due, then plans the next wake-up). When the sweeper keeps its lease between
+ * sweeps, the scheduler gives it back once the next deadline is further than `keepLeaseMs`
+ * away, and at `stop()`. Ticks never throw; `stop()` stops the ticks
  * and the wake-up and waits for the running sweep, the dispatch tick and the sends in flight.
  * Safe to call twice. node-cron's `destroy()` does not wait for a running task, so we do.
  * A daily retention job runs on its own cron expression, under its own lock.
@@ -23,6 +25,8 @@ export interface WakeSettings {
   store: Pick<Store, 'now' | 'nextDeadline'>;
   /** the furthest ahead a wake-up is set (the sweep lock's TTL): then the next deadline is read again */
   maxAheadMs: number;
+  /** the sweeper's `keepLeaseMs`: its lease is kept after a sweep only when the next deadline is at most this far away */
+  keepLeaseMs?: number;
 }
 
 /** After an empty sweep, a deadline that is already past waits this long (no hot loop on a clock edge). */
@@ -91,6 +95,8 @@ export class Scheduler {
       for (const t of this.tasks) await t.destroy();
       this.tasks = [];
       await this.running?.catch(() => undefined);
+      // the lease kept for the next sweep: back now, so another replica sweeps without waiting for its TTL
+      await this.sweeper.releaseKept();
       await this.retaining.catch(() => undefined);
       await this.dispatcher.stop();
     })();
@@ -118,8 +124,11 @@ export class Scheduler {
     // contended: the holder plans; failed: the cron tick retries; stopped: nothing more
     if (report.outcome !== 'swept' && report.outcome !== 'swept_without_lock') return;
     const [next, now] = await Promise.all([wakeSettings.store.nextDeadline(), wakeSettings.store.now()]);
+    const delay = next ? next.getTime() - now.getTime() : Number.POSITIVE_INFINITY;
+    // the lease kept for the next sweep only while that sweep is near (Sweeper keepLeaseMs):
+    // otherwise the lock is free for whichever replica's wake-up or tick comes first
+    if (!(delay <= (wakeSettings.keepLeaseMs ?? 0))) await this.sweeper.releaseKept();
     if (!next) return wake.atMost(wakeSettings.maxAheadMs);
-    const delay = next.getTime() - now.getTime();
     // nothing due in the shards it swept, and a deadline already past: that one is in a shard
     // another replica is sweeping; look at this replica's shards again a little later, not every 20 ms
     const floor = (report.contendedShards ?? 0) > 0 ? CONTENDED_RETRY_MS : RETRY_FLOOR_MS;

@@ -12,6 +12,12 @@
  * and releases the lease, so another replica sweeps instead of every SOS waiting on it.
  * With sweep shards (`shards` > 1) all of this happens per shard, under the shard's own
  * lock and on the shard's timers only, so several replicas escalate at once.
+ * With `keepLeaseMs` the lease is kept after a sweep, still renewed, for the next sweep
+ * (under a steady load one starts at every deadline, many times a second): no take and no
+ * release per sweep. The scheduler gives it back when the next deadline is further away
+ * than `keepLeaseMs` (`releaseKept`), and so does the sweeper itself when no sweep starts
+ * within twice that, at shutdown, and when a renewal fails. A kept lease whose last renewal
+ * is more than half a TTL old (a process paused, a slow Redis) is renewed before it is used.
  */
 import { randomInt } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -61,7 +67,40 @@ export interface SweepSettings {
   onceEveryMs?: number;
   /** crash repair of panic SOS texts left pending (app/panic.ts); never throws */
   panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
+  /**
+   * Keep the lease from one sweep to the next (ms, default 0: take and release it every
+   * sweep). The scheduler releases it when the next deadline is further away than this,
+   * and the sweeper when no sweep starts within twice this. Must not exceed the shortest
+   * timer (TIMER_MIN_SECONDS): a replica that arms a timer while another holds the lease
+   * finds the lock held at its deadline, so the holder must look again before then.
+   */
+  keepLeaseMs?: number;
 }
+
+/** A lease kept between sweeps, still renewed (see `keepLeaseMs`). */
+interface Kept {
+  lease: Lease;
+  renewal: Renewal;
+  /** performance.now() when it was taken */
+  since: number;
+}
+
+interface Renewal {
+  /** fires when the lease is lost (a renewal failed, or the sweep stalled) or the renewals stopped */
+  signal: AbortSignal;
+  /** performance.now() until which the lease is surely held (the last renewal sent, plus the TTL) */
+  validUntil(): number;
+  /** renewed by hand (one TTL), the request sent at `sentAt` (performance.now()) */
+  renewed(sentAt: number): void;
+  /** a sweep is running under it: a stall counts */
+  busy(report: SweepReport): void;
+  /** kept between sweeps: no stall; released when no sweep starts within `idleMs` */
+  idle(idleMs: number, onIdle: () => void): void;
+  stop(): void;
+}
+
+/** Logged (with the lease's `fence`) when a lease kept between sweeps turns out lost: the next sweep takes the lock anew. */
+export const KEPT_LEASE_LOST = 'the sweep lease kept since the last sweep was lost; the next sweep takes the lock anew';
 
 export interface SweepReport {
   outcome: 'swept' | 'contended' | 'swept_without_lock' | 'failed' | 'stopped';
@@ -111,6 +150,8 @@ export class Sweeper {
   private movedAt = 0;
   /** the shard the next sweep tries first (a random start, so replicas begin on different shards) */
   private nextShard: number;
+  /** leases kept after a sweep, by lock name (`keepLeaseMs`) */
+  private readonly kept = new Map<string, Kept>();
 
   /**
    * This replica is escalating a backlog (the running sweep claimed a full batch, so more is
@@ -124,6 +165,60 @@ export class Sweeper {
   /** Shutdown: the running sweep finishes what it claimed and claims nothing more; later sweeps do nothing. */
   stopClaiming(): void {
     this.stopping = true;
+  }
+
+  /** Give back every lease kept between sweeps (next deadline far away, shutdown). Never throws; safe to call twice. */
+  async releaseKept(): Promise<void> {
+    const all = [...this.kept.keys()];
+    await Promise.all(all.map((name) => this.letGo(name)));
+  }
+
+  /** Lock names whose lease this replica keeps between sweeps (tests, metrics). */
+  keptLeases(): string[] {
+    return [...this.kept.keys()];
+  }
+
+  /** Give back the lease kept for `name`, if any. Never throws. */
+  private async letGo(name: string): Promise<void> {
+    const kept = this.kept.get(name);
+    if (!kept) return;
+    this.kept.delete(name);
+    await this.giveBack(kept);
+  }
+
+  private async giveBack({ lease, renewal, since }: Kept): Promise<void> {
+    renewal.stop();
+    this.metrics.lockHeld.observe((performance.now() - since) / 1000);
+    if (this.kept.size === 0) this.metrics.lockHolder.set(0);
+    await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
+  }
+
+  /**
+   * The lease kept from the last sweep of `name`, now `report`'s, when it is surely still
+   * held: renewed first when its last renewal is more than half a TTL old (a paused
+   * process, a slow Redis). Else null (given back), and the sweep takes the lock anew.
+   */
+  private async reuse(name: string, report: SweepReport): Promise<Kept | null> {
+    const kept = this.kept.get(name);
+    if (!kept) return null;
+    this.kept.delete(name);
+    const { lease, renewal } = kept;
+    this.moved();
+    renewal.busy(report);
+    if (!renewal.signal.aborted && performance.now() > renewal.validUntil() - this.settings.lockTtlMs / 2) {
+      const sent = performance.now();
+      const ok = await lease.extend(this.settings.lockTtlMs).catch(() => false);
+      this.metrics.lockExtensions.inc({ result: ok ? 'ok' : 'lost' });
+      if (ok) renewal.renewed(sent);
+      else {
+        renewal.stop();
+        this.log.warn({ fence: lease.fence }, KEPT_LEASE_LOST);
+      }
+    }
+    if (!renewal.signal.aborted) return kept;
+    report.lostLease = false; // lost before this sweep began: it sweeps under a new lease or none
+    await this.giveBack(kept);
+    return null;
   }
 
   constructor(
@@ -165,37 +260,24 @@ export class Sweeper {
     const report: SweepReport = { outcome: 'swept', fence: 0, claimed: 0, repaired: 0, escalated: 0, failed: 0, lostLease: false };
     if (shard.of > 1) report.shard = shard.index;
     if (this.stopping) return { ...report, outcome: 'stopped' };
-    let lease: Lease | null = null;
-    try {
-      lease = await this.lock.acquire(shardLockName(this.settings.lockName, shard), this.settings.lockTtlMs);
-      if (this.lockDown) {
-        this.lockDown = false;
-        this.metrics.lockUnavailable.set(0);
-        this.log.warn('lock service reachable again; sweeping under the lock');
-      }
-      if (!lease) {
-        this.metrics.lockAcquisitions.inc({ result: 'contended' });
-        this.metrics.sweeps.inc({ outcome: 'contended' });
-        return { ...report, outcome: 'contended' };
-      }
-      this.metrics.lockAcquisitions.inc({ result: 'won' });
-      report.fence = lease.fence;
-    } catch (err) {
-      // a safety service must not stop escalating because its cache is down
-      this.metrics.lockAcquisitions.inc({ result: 'error' });
-      this.metrics.lockUnavailable.set(1);
-      if (!this.lockDown)
-        this.log.warn({ err }, 'lock service unreachable: sweeping without the lock (the store CAS keeps escalations exactly-once)');
-      this.lockDown = true;
-      report.outcome = 'swept_without_lock';
+    const name = shardLockName(this.settings.lockName, shard);
+    // no await unless a lease is kept: the lock is asked for in the same turn as the sweep starts
+    const kept = this.kept.has(name) ? await this.reuse(name, report) : null;
+    let lease: Lease | null = kept?.lease ?? null;
+    if (!kept) {
+      const taken = await this.take(name, report);
+      if (taken === 'contended') return { ...report, outcome: 'contended' };
+      lease = taken;
     }
+    if (lease) report.fence = lease.fence;
 
-    const started = performance.now();
+    const started = kept?.since ?? performance.now();
     const startedAt = new Date();
     const end = this.metrics.sweepDuration.startTimer();
     if (lease) this.metrics.lockHolder.set(1);
     this.moved();
-    const renewal = lease ? this.renew(lease, report) : undefined;
+    const renewal = kept?.renewal ?? (lease ? this.renew(lease) : undefined);
+    if (!kept) renewal?.busy(report);
     try {
       await this.run(renewal?.signal, report, shard, throttled);
       this.metrics.lastSweep.set(Date.now() / 1000);
@@ -206,13 +288,20 @@ export class Sweeper {
       this.metrics.loopErrors.inc({ loop: 'sweep' });
       this.log.error({ err, fence: report.fence }, 'sweep failed; the next tick retries');
     } finally {
-      renewal?.stop();
       end();
       this.metrics.sweepClaimed.observe(report.claimed);
-      if (lease) {
-        this.metrics.lockHolder.set(0);
-        this.metrics.lockHeld.observe((performance.now() - started) / 1000);
-        await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
+      const keepMs = this.settings.keepLeaseMs ?? 0;
+      if (lease && renewal && keepMs > 0 && !this.stopping && !renewal.signal.aborted && report.outcome === 'swept') {
+        // kept for the next sweep, still renewed; given back if none starts soon
+        this.kept.set(name, { lease, renewal, since: started });
+        renewal.idle(2 * keepMs, () => void this.letGo(name));
+      } else {
+        renewal?.stop();
+        if (lease) {
+          if (this.kept.size === 0) this.metrics.lockHolder.set(0);
+          this.metrics.lockHeld.observe((performance.now() - started) / 1000);
+          await lease.release().catch((err: unknown) => this.log.warn({ err }, 'lock release failed; the lease will lapse by TTL'));
+        }
       }
       // one line per sweep that held the lock or ran without it: which fence swept when, and what it did
       const busy =
@@ -232,20 +321,61 @@ export class Sweeper {
     return report;
   }
 
+  /** Take the lock of `name`: the lease, `contended`, or null when the lock service is down (then the sweep runs without it: `report.outcome`). */
+  private async take(name: string, report: SweepReport): Promise<Lease | 'contended' | null> {
+    try {
+      const lease = await this.lock.acquire(name, this.settings.lockTtlMs);
+      if (this.lockDown) {
+        this.lockDown = false;
+        this.metrics.lockUnavailable.set(0);
+        this.log.warn('lock service reachable again; sweeping under the lock');
+      }
+      if (!lease) {
+        this.metrics.lockAcquisitions.inc({ result: 'contended' });
+        this.metrics.sweeps.inc({ outcome: 'contended' });
+        return 'contended';
+      }
+      this.metrics.lockAcquisitions.inc({ result: 'won' });
+      return lease;
+    } catch (err) {
+      // a safety service must not stop escalating because its cache is down
+      this.metrics.lockAcquisitions.inc({ result: 'error' });
+      this.metrics.lockUnavailable.set(1);
+      if (!this.lockDown)
+        this.log.warn({ err }, 'lock service unreachable: sweeping without the lock (the store CAS keeps escalations exactly-once)');
+      this.lockDown = true;
+      report.outcome = 'swept_without_lock';
+      return null;
+    }
+  }
+
   /**
    * Renew the lease every TTL/3 on a timer, independent of the work: a batch slower than
    * the TTL must not let it lapse. The first failed renewal aborts the signal and ends
-   * the renewals; `stop()` ends them when the sweep is over.
+   * the renewals; `stop()` ends them when the lease is given back. While a sweep runs
+   * (`busy`) a stall counts; while the lease is kept between sweeps (`idle`) it does not,
+   * and the lease goes back when no sweep starts in time or a renewal fails.
    */
-  private renew(lease: Lease, report: SweepReport): { signal: AbortSignal; stop: () => void } {
+  private renew(lease: Lease): Renewal {
     const { lockTtlMs } = this.settings;
     const lost = new AbortController();
     let extending = false;
+    let report: SweepReport | undefined;
+    let idleTimer: NodeJS.Timeout | undefined;
+    let onIdleEnd: (() => void) | undefined;
+    let validUntil = performance.now() + lockTtlMs;
     const stallMs = this.settings.stallMs ?? Math.max(60_000, 6 * lockTtlMs);
+    const endIdle = () => {
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = undefined;
+      const end = onIdleEnd;
+      onIdleEnd = undefined;
+      end?.();
+    };
     const timer = setInterval(() => {
       if (lost.signal.aborted) return;
       const still = performance.now() - this.movedAt;
-      if (still > stallMs) {
+      if (report && still > stallMs) {
         // a store call that never returns must not hold the lock for ever: every SOS would wait on it
         clearInterval(timer);
         report.lostLease = true;
@@ -261,24 +391,51 @@ export class Sweeper {
       }
       if (extending) return; // a renewal still waiting for Redis: do not pile up
       extending = true;
+      const sent = performance.now();
       void lease
         .extend(lockTtlMs)
         .catch(() => false)
         .then((ok) => {
           extending = false;
-          if (lost.signal.aborted) return; // the sweep ended meanwhile
+          if (lost.signal.aborted) return; // the lease was given back meanwhile
           this.metrics.lockExtensions.inc({ result: ok ? 'ok' : 'lost' });
-          if (ok) return;
+          if (ok) {
+            validUntil = Math.max(validUntil, sent + lockTtlMs);
+            return;
+          }
           clearInterval(timer);
-          report.lostLease = true;
           lost.abort();
-          this.log.warn({ fence: report.fence }, 'lost the sweep lease; finishing what was claimed and claiming nothing more');
+          if (report) {
+            report.lostLease = true;
+            this.log.warn({ fence: report.fence }, 'lost the sweep lease; finishing what was claimed and claiming nothing more');
+          } else {
+            this.log.warn({ fence: lease.fence }, KEPT_LEASE_LOST);
+            endIdle();
+          }
         });
     }, lockTtlMs / 3);
     return {
       signal: lost.signal,
+      validUntil: () => validUntil,
+      renewed: (sentAt) => {
+        validUntil = Math.max(validUntil, sentAt + lockTtlMs);
+      },
+      busy: (r) => {
+        if (idleTimer) clearTimeout(idleTimer);
+        idleTimer = undefined;
+        onIdleEnd = undefined;
+        report = r;
+      },
+      idle: (idleMs, onEnd) => {
+        report = undefined;
+        onIdleEnd = onEnd;
+        idleTimer = setTimeout(endIdle, idleMs);
+      },
       stop: () => {
         clearInterval(timer);
+        if (idleTimer) clearTimeout(idleTimer);
+        idleTimer = undefined;
+        onIdleEnd = undefined;
         if (!lost.signal.aborted) lost.abort();
       },
     };

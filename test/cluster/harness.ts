@@ -148,6 +148,23 @@ export function fenceOrderViolations(windows: SweepWindow[]): Overlap[] {
   return out;
 }
 
+/**
+ * One window per fence: from the first window's start to the last one's end. A fence is one
+ * acquisition, and the holder keeps its lease from one sweep to the next while deadlines
+ * are near (SWEEP_KEEP_LEASE_MS), so several sweeps of one replica may share it; no other
+ * replica may work inside that span. Throws when two replicas logged the same fence.
+ */
+export function byFence(windows: SweepWindow[]): SweepWindow[] {
+  const merged = new Map<number, SweepWindow>();
+  for (const w of windows) {
+    const m = merged.get(w.fence);
+    if (!m) merged.set(w.fence, { ...w });
+    else if (m.replica !== w.replica) throw new Error(`fence ${w.fence} logged by ${m.replica} and ${w.replica}`);
+    else merged.set(w.fence, { ...m, from: Math.min(m.from, w.from), to: Math.max(m.to, w.to) });
+  }
+  return [...merged.values()];
+}
+
 /** A sweep's logged window: `startedAt` (after the lock was taken) to `endedAt` (after it was released). */
 export const loggedWindow = (s: SweepLine): SweepWindow => ({ replica: s.replica, fence: s.fence, from: s.startedAt, to: s.endedAt });
 

@@ -12,4 +12,14 @@ describe('defaults that depend on the mode', () => {
     expect(loadConfig({ ...SECRET, DELIVERY_MAX_IN_FLIGHT: '7' }).delivery.maxInFlight).toBe(7);
     expect(() => loadConfig({ ...SECRET, DELIVERY_MAX_IN_FLIGHT: '0' })).toThrow(/DELIVERY_MAX_IN_FLIGHT/);
   });
+
+  it('SWEEP_KEEP_LEASE_MS: 1000 by default, 0 with wake-ups off (the holder looks again only at a wake-up), never longer than the shortest timer', () => {
+    expect(loadConfig({ ...SECRET }).sweep.keepLeaseMs).toBe(1000);
+    expect(loadConfig({ ...SECRET, SWEEP_WAKE_UPS: 'off' }).sweep.keepLeaseMs).toBe(0);
+    expect(loadConfig({ ...SECRET, SWEEP_KEEP_LEASE_MS: '0' }).sweep.keepLeaseMs).toBe(0);
+    expect(loadConfig({ ...SECRET, TIMER_MIN_SECONDS: '1', SWEEP_KEEP_LEASE_MS: '1000' }).sweep.keepLeaseMs).toBe(1000);
+    // a replica arming a 1 s timer while another keeps the lease for 1.5 s would find the lock held at its deadline
+    expect(() => loadConfig({ ...SECRET, TIMER_MIN_SECONDS: '1', SWEEP_KEEP_LEASE_MS: '1500' })).toThrow(/SWEEP_KEEP_LEASE_MS/);
+    expect(() => loadConfig({ ...SECRET, SWEEP_KEEP_LEASE_MS: '-1' })).toThrow(/SWEEP_KEEP_LEASE_MS/);
+  });
 });

@@ -1,0 +1,219 @@
+/**
+ * The sweep lease kept from one sweep to the next (`keepLeaseMs`, SWEEP_KEEP_LEASE_MS): no
+ * take and release at every deadline, yet never held by a replica that is not sweeping. It
+ * goes back when the next deadline is far, when no sweep starts in time and at shutdown; a
+ * kept lease that was lost is never swept under, nor is one whose renewals a pause held back.
+ * Real Redis lock, real SQLite store.
+ */
+import { randomUUID } from 'node:crypto';
+import { createClient } from 'redis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { SmsBudget } from '../../src/app/sms-budget.js';
+import type { Lock } from '../../src/lock/port.js';
+import { createLogger } from '../../src/log.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
+import type { Store } from '../../src/store/port.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Dispatcher } from '../../src/worker/dispatcher.js';
+import { Escalator } from '../../src/worker/escalator.js';
+import { Scheduler } from '../../src/worker/scheduler.js';
+import { Sweeper } from '../../src/worker/sweeper.js';
+import { RecordingCarrier } from '../helpers/recording-carrier.js';
+import { REDIS_MISSING, redisAvailable } from '../helpers/redis-server.js';
+import { armDue, sweepSuite } from '../helpers/sweep-suite.js';
+import { eventually } from '../helpers/vigil.js';
+
+const log = createLogger({ level: 'silent' });
+
+function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, ttlMs: number, keepLeaseMs: number): Sweeper {
+  const escalator = new Escalator(
+    store,
+    { publish() {} },
+    metrics,
+    log,
+    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
+  );
+  return new Sweeper(store, lock, escalator, metrics, log, {
+    lockName,
+    lockTtlMs: ttlMs,
+    batchSize: 50,
+    concurrency: 1,
+    maxEscalationAttempts: 5,
+    keepLeaseMs,
+  });
+}
+
+/** A live timer due `inMs` from the store's now (no contacts: its SOS has nothing to text). */
+async function armIn(store: Store, id: string, inMs: number): Promise<void> {
+  const now = await store.now();
+  const r = await store.armTimer({ id, userId: id, startedAt: now, expiresAt: new Date(now.getTime() + inMs) });
+  if (r.kind !== 'created') throw new Error(r.kind);
+}
+
+const counter = async (metrics: Metrics, name: 'lockAcquisitions' | 'lockExtensions', result: string): Promise<number> =>
+  (await metrics[name].get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+
+/** Freeze this process (timers, sockets, everything) for `ms`: a holder paused by the OS or a long GC. */
+const freeze = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+};
+
+const suite = redisAvailable() ? 'sweep lease kept between sweeps' : `sweep lease kept between sweeps (skipped: ${REDIS_MISSING})`;
+
+describe.skipIf(!redisAvailable())(suite, () => {
+  const fx = sweepSuite();
+  const { connect, keyPrefix } = fx;
+  let store: SqliteStore;
+  beforeEach(() => {
+    store = fx.store();
+  });
+
+  it('two sweeps in a row run under one lease (one acquisition, one fence); between them another replica finds the lock held', async () => {
+    const lockName = `sweep-${randomUUID()}`;
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const a = sweeperOver(store, await connect(), metrics, lockName, 3000, 5000);
+    const other = await connect();
+    await armDue(store, 3);
+    const first = await a.sweep();
+    expect(first).toMatchObject({ outcome: 'swept', claimed: 3, escalated: 3 });
+    expect(a.keptLeases()).toEqual([lockName]);
+    expect((await metrics.lockHolder.get()).values[0]?.value).toBe(1);
+    expect(await other.acquire(lockName, 3000)).toBeNull();
+
+    await armDue(store, 2);
+    const second = await a.sweep();
+    expect(second).toMatchObject({ outcome: 'swept', claimed: 2, escalated: 2, fence: first.fence });
+    expect(await counter(metrics, 'lockAcquisitions', 'won')).toBe(1);
+    await a.releaseKept();
+    expect(a.keptLeases()).toEqual([]);
+    expect((await metrics.lockHolder.get()).values[0]?.value).toBe(0);
+    const lease = await other.acquire(lockName, 3000);
+    expect(lease).not.toBeNull();
+    expect(lease!.fence).toBeGreaterThan(first.fence);
+  });
+
+  it('a kept lease goes back when no sweep starts within twice keepLeaseMs: the lock is free for another replica', async () => {
+    const lockName = `sweep-${randomUUID()}`;
+    const a = sweeperOver(store, await connect(), createMetrics({ replica: 'a', collectDefault: false }), lockName, 600, 150);
+    const b = sweeperOver(store, await connect(), createMetrics({ replica: 'b', collectDefault: false }), lockName, 600, 0);
+    expect(await a.sweep()).toMatchObject({ outcome: 'swept' });
+    expect(a.keptLeases()).toEqual([lockName]);
+    // the lease is renewed every 200 ms: only the idle limit gives it back
+    const report = await eventually(
+      async () => {
+        const r = await b.sweep();
+        return r.outcome === 'swept' ? r : undefined;
+      },
+      'replica B taking the lock A kept and no longer uses',
+      20_000,
+      50,
+    );
+    expect(a.keptLeases()).toEqual([]);
+    expect(report.fence).toBeGreaterThan(0);
+  });
+
+  it('invariant 3 (one sweeper at a time): a kept lease lost between sweeps (lapsed and taken over) is never swept under; the old holder finds the lock held', async () => {
+    const lockName = `sweep-${randomUUID()}`;
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const a = sweeperOver(store, await connect(), metrics, lockName, 600, 60_000); // not given back for being idle
+    const first = await a.sweep();
+    expect(a.keptLeases()).toEqual([lockName]);
+
+    // the key vanishes (lapsed, a Redis failover) and another replica takes the lock
+    const raw = createClient({ url: fx.server().url });
+    raw.on('error', () => {});
+    await raw.connect();
+    try {
+      for (const key of await raw.keys(`${keyPrefix}*`)) if (!key.endsWith(':fence')) await raw.del(key);
+    } finally {
+      await raw.close();
+    }
+    const taker = await (await connect()).acquire(lockName, 60_000);
+    expect(taker).not.toBeNull();
+    expect(taker!.fence).toBeGreaterThan(first.fence);
+    // A's next renewal (every 200 ms) fails and it lets the kept lease go
+    await eventually(async () => a.keptLeases().length === 0 || undefined, 'A noticing it lost the kept lease', 20_000, 20);
+    expect(await counter(metrics, 'lockExtensions', 'lost')).toBe(1);
+    expect((await metrics.lockHolder.get()).values[0]?.value).toBe(0);
+
+    await armDue(store, 3);
+    const next = await a.sweep();
+    expect(next).toMatchObject({ outcome: 'contended', claimed: 0 });
+    expect(await store.overdue()).toMatchObject({ count: 3 }); // nothing claimed under the stale fence
+    await taker!.release();
+  });
+
+  it('invariant 3 (one sweeper at a time): a holder paused past its TTL renews its kept lease before sweeping under it; it lapsed, so the sweep takes the lock anew under a higher fence', async () => {
+    const TTL = 300;
+    const lockName = `sweep-${randomUUID()}`;
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const a = sweeperOver(store, await connect(), metrics, lockName, TTL, 10_000);
+    const first = await a.sweep();
+    expect(a.keptLeases()).toEqual([lockName]);
+    await armDue(store, 3);
+
+    freeze(3 * TTL); // no renewal runs: Redis lets the key lapse meanwhile
+    const sweep = a.sweep(); // started before any timer of this process could run
+    const report = await sweep;
+    expect(report).toMatchObject({ outcome: 'swept', claimed: 3, escalated: 3 });
+    expect(report.fence).toBeGreaterThan(first.fence);
+    expect((await store.listIncidents()).every((i) => i.fence === report.fence)).toBe(true);
+    expect(await counter(metrics, 'lockAcquisitions', 'won')).toBe(2);
+    await a.releaseKept();
+  });
+
+  describe('with the scheduler', () => {
+    function schedulerOver(sweeper: Sweeper, metrics: Metrics, ttlMs: number, keepLeaseMs: number): Scheduler {
+      const dispatcher = new Dispatcher(store, new RecordingCarrier(), { publish() {} }, metrics, log, {
+        maxInFlight: 10,
+        leaseMs: 30_000,
+        retry: { maxAttempts: 3, baseMs: 10, capMs: 20 },
+      });
+      return new Scheduler(sweeper, dispatcher, metrics, log, '* * * * * *', { store, maxAheadMs: ttlMs, keepLeaseMs });
+    }
+
+    it('the lease is kept while the next deadline is near and given back once it is far, though the cron tick sweeps every second', async () => {
+      const lockName = `sweep-${randomUUID()}`;
+      const metrics = createMetrics({ replica: 'a', collectDefault: false });
+      const a = sweeperOver(store, await connect(), metrics, lockName, 3000, 5000);
+      const scheduler = schedulerOver(a, metrics, 3000, 5000);
+      const other = await connect();
+      await armIn(store, 'near', 3000);
+      await armIn(store, 'far', 120_000);
+      scheduler.start();
+      try {
+        // the first sweep finds `near` 3 s away (≤ 5 s): the lease is kept for it
+        await eventually(async () => a.keptLeases().length === 1 || undefined, 'the lease kept after the first sweep', 20_000, 10);
+        expect(await other.acquire(lockName, 3000)).toBeNull();
+        await eventually(() => store.incidentForTimer('near'), 'the incident of the near timer', 30_000);
+        // then the next deadline is 2 minutes away: the lock is free, whatever the ticks do
+        const lease = await eventually(() => other.acquire(lockName, 60_000), 'another replica taking the lock', 20_000, 50);
+        expect(lease.fence).toBeGreaterThan(0);
+        expect(await store.incidentForTimer('far')).toBeNull();
+        await lease.release();
+      } finally {
+        await scheduler.stop();
+      }
+    });
+
+    it('shutdown gives the kept lease back at once: another replica takes the lock without waiting for its TTL', async () => {
+      const lockName = `sweep-${randomUUID()}`;
+      const metrics = createMetrics({ replica: 'a', collectDefault: false });
+      const a = sweeperOver(store, await connect(), metrics, lockName, 30_000, 5000);
+      const scheduler = schedulerOver(a, metrics, 30_000, 5000);
+      const other = await connect();
+      await armIn(store, 'near', 3000);
+      scheduler.start();
+      try {
+        await eventually(async () => a.keptLeases().length === 1 || undefined, 'the lease kept after the first sweep', 20_000, 10);
+      } finally {
+        await scheduler.stop();
+      }
+      expect(a.keptLeases()).toEqual([]);
+      expect((await metrics.lockHolder.get()).values[0]?.value).toBe(0);
+      const lease = await other.acquire(lockName, 30_000); // the TTL is 30 s: only a release frees it now
+      expect(lease).not.toBeNull();
+      await lease!.release();
+    });
+  });
+});
