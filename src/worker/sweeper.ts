@@ -69,7 +69,7 @@ export interface SweepSettings {
   panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
   /**
    * Keep the lease from one sweep to the next (ms, default 0: take and release it every
-   * sweep). The scheduler releases it when the next deadline is further away than this,
+   * sweep; also with more than one shard, where one replica would end up keeping them all). The scheduler releases it when the next deadline is further away than this,
    * and the sweeper when no sweep starts within twice this. Must not exceed the shortest
    * timer (TIMER_MIN_SECONDS): a replica that arms a timer while another holds the lease
    * finds the lock held at its deadline, so the holder must look again before then.
@@ -290,7 +290,8 @@ export class Sweeper {
     } finally {
       end();
       this.metrics.sweepClaimed.observe(report.claimed);
-      const keepMs = this.settings.keepLeaseMs ?? 0;
+      // with sweep shards the leases are not kept: one replica would end up holding every shard
+      const keepMs = this.shardCount() === 1 ? (this.settings.keepLeaseMs ?? 0) : 0;
       if (lease && renewal && keepMs > 0 && !this.stopping && !renewal.signal.aborted && report.outcome === 'swept') {
         // kept for the next sweep, still renewed; given back if none starts soon
         this.kept.set(name, { lease, renewal, since: started });

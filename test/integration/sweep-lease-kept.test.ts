@@ -92,6 +92,37 @@ describe.skipIf(!redisAvailable())(suite, () => {
     expect(lease!.fence).toBeGreaterThan(first.fence);
   });
 
+  it('with sweep shards no lease is kept: a replica that swept every shard leaves each free for the others (escalation stays spread)', async () => {
+    const lockName = `sweep-${randomUUID()}`;
+    const metrics = createMetrics({ replica: 'a', collectDefault: false });
+    const escalator = new Escalator(
+      store,
+      { publish() {} },
+      metrics,
+      log,
+      new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
+    );
+    const a = new Sweeper(store, await connect(), escalator, metrics, log, {
+      lockName,
+      lockTtlMs: 3000,
+      batchSize: 50,
+      concurrency: 1,
+      maxEscalationAttempts: 5,
+      shards: 3,
+      keepLeaseMs: 5000,
+    });
+    await armDue(store, 9);
+    const report = await a.sweep();
+    expect(report).toMatchObject({ outcome: 'swept', claimed: 9 });
+    expect(a.keptLeases()).toEqual([]);
+    const other = await connect();
+    for (const name of [lockName, `${lockName}:1`, `${lockName}:2`]) {
+      const lease = await other.acquire(name, 3000);
+      expect(lease, name).not.toBeNull();
+      await lease!.release();
+    }
+  });
+
   it('a kept lease goes back when no sweep starts within twice keepLeaseMs: the lock is free for another replica', async () => {
     const lockName = `sweep-${randomUUID()}`;
     const a = sweeperOver(store, await connect(), createMetrics({ replica: 'a', collectDefault: false }), lockName, 600, 150);
