@@ -366,13 +366,15 @@ export class Sweeper {
     let onIdleEnd: (() => void) | undefined;
     let validUntil = performance.now() + lockTtlMs;
     const stallMs = this.settings.stallMs ?? Math.max(60_000, 6 * lockTtlMs);
-    const endIdle = () => {
+    /** No longer idle: the idle limit is off; answers what was to run at its end. */
+    const notIdle = (): (() => void) | undefined => {
       if (idleTimer) clearTimeout(idleTimer);
       idleTimer = undefined;
       const end = onIdleEnd;
       onIdleEnd = undefined;
-      end?.();
+      return end;
     };
+    const endIdle = () => notIdle()?.();
     const timer = setInterval(() => {
       if (lost.signal.aborted) return;
       const still = performance.now() - this.movedAt;
@@ -422,9 +424,7 @@ export class Sweeper {
         validUntil = Math.max(validUntil, sentAt + lockTtlMs);
       },
       busy: (r) => {
-        if (idleTimer) clearTimeout(idleTimer);
-        idleTimer = undefined;
-        onIdleEnd = undefined;
+        notIdle();
         report = r;
       },
       idle: (idleMs, onEnd) => {
@@ -434,9 +434,7 @@ export class Sweeper {
       },
       stop: () => {
         clearInterval(timer);
-        if (idleTimer) clearTimeout(idleTimer);
-        idleTimer = undefined;
-        onIdleEnd = undefined;
+        notIdle();
         if (!lost.signal.aborted) lost.abort();
       },
     };

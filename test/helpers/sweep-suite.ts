@@ -8,9 +8,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { SmsBudget } from '../../src/app/sms-budget.js';
+import type { Lock } from '../../src/lock/port.js';
 import { RedisLock } from '../../src/lock/redis-lock.js';
+import { createLogger } from '../../src/log.js';
+import type { Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { Escalator } from '../../src/worker/escalator.js';
+import { Sweeper, type SweepSettings } from '../../src/worker/sweeper.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 
 export interface SweepSuite {
@@ -79,4 +85,22 @@ export async function armDue(store: Store, n: number): Promise<string[]> {
     ids.push(id);
   }
   return ids;
+}
+
+/** A sweeper over `store` and `lock` with a real escalator (no events, the default SMS caps), one group at a time, silent. */
+export function sweeperOver(
+  store: Store,
+  lock: Lock,
+  metrics: Metrics,
+  settings: Pick<SweepSettings, 'lockName' | 'lockTtlMs' | 'batchSize'> & Partial<SweepSettings>,
+): Sweeper {
+  const log = createLogger({ level: 'silent' });
+  const escalator = new Escalator(
+    store,
+    { publish() {} },
+    metrics,
+    log,
+    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
+  );
+  return new Sweeper(store, lock, escalator, metrics, log, { concurrency: 1, maxEscalationAttempts: 5, ...settings });
 }

@@ -8,39 +8,23 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
 import type { Lock } from '../../src/lock/port.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Dispatcher } from '../../src/worker/dispatcher.js';
-import { Escalator } from '../../src/worker/escalator.js';
 import { Scheduler } from '../../src/worker/scheduler.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
+import { type Sweeper } from '../../src/worker/sweeper.js';
 import { RecordingCarrier } from '../helpers/recording-carrier.js';
 import { REDIS_MISSING, redisAvailable } from '../helpers/redis-server.js';
-import { armDue, sweepSuite } from '../helpers/sweep-suite.js';
+import { armDue, sweeperOver as sweeperOf, sweepSuite } from '../helpers/sweep-suite.js';
 import { eventually } from '../helpers/vigil.js';
 
 const log = createLogger({ level: 'silent' });
 
 function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, ttlMs: number, keepLeaseMs: number): Sweeper {
-  const escalator = new Escalator(
-    store,
-    { publish() {} },
-    metrics,
-    log,
-    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
-  );
-  return new Sweeper(store, lock, escalator, metrics, log, {
-    lockName,
-    lockTtlMs: ttlMs,
-    batchSize: 50,
-    concurrency: 1,
-    maxEscalationAttempts: 5,
-    keepLeaseMs,
-  });
+  return sweeperOf(store, lock, metrics, { lockName, lockTtlMs: ttlMs, batchSize: 50, keepLeaseMs });
 }
 
 /** A live timer due `inMs` from the store's now (no contacts: its SOS has nothing to text). */
@@ -95,22 +79,7 @@ describe.skipIf(!redisAvailable())(suite, () => {
   it('with sweep shards no lease is kept: a replica that swept every shard leaves each free for the others (escalation stays spread)', async () => {
     const lockName = `sweep-${randomUUID()}`;
     const metrics = createMetrics({ replica: 'a', collectDefault: false });
-    const escalator = new Escalator(
-      store,
-      { publish() {} },
-      metrics,
-      log,
-      new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
-    );
-    const a = new Sweeper(store, await connect(), escalator, metrics, log, {
-      lockName,
-      lockTtlMs: 3000,
-      batchSize: 50,
-      concurrency: 1,
-      maxEscalationAttempts: 5,
-      shards: 3,
-      keepLeaseMs: 5000,
-    });
+    const a = sweeperOf(store, await connect(), metrics, { lockName, lockTtlMs: 3000, batchSize: 50, shards: 3, keepLeaseMs: 5000 });
     await armDue(store, 9);
     const report = await a.sweep();
     expect(report).toMatchObject({ outcome: 'swept', claimed: 9 });
@@ -203,18 +172,27 @@ describe.skipIf(!redisAvailable())(suite, () => {
       return new Scheduler(sweeper, dispatcher, metrics, log, '* * * * * *', { store, maxAheadMs: ttlMs, keepLeaseMs });
     }
 
-    it('the lease is kept while the next deadline is near and given back once it is far, though the cron tick sweeps every second', async () => {
+    /** Replica A with a scheduler (keepLeaseMs 5 s), another replica's lock client, and a timer due in 3 s; `start` starts A and waits until it keeps the lease for that timer. */
+    async function keeping(ttlMs: number) {
       const lockName = `sweep-${randomUUID()}`;
       const metrics = createMetrics({ replica: 'a', collectDefault: false });
-      const a = sweeperOver(store, await connect(), metrics, lockName, 3000, 5000);
-      const scheduler = schedulerOver(a, metrics, 3000, 5000);
+      const a = sweeperOver(store, await connect(), metrics, lockName, ttlMs, 5000);
+      const scheduler = schedulerOver(a, metrics, ttlMs, 5000);
       const other = await connect();
       await armIn(store, 'near', 3000);
-      await armIn(store, 'far', 120_000);
-      scheduler.start();
-      try {
+      const start = async () => {
+        scheduler.start();
         // the first sweep finds `near` 3 s away (≤ 5 s): the lease is kept for it
         await eventually(async () => a.keptLeases().length === 1 || undefined, 'the lease kept after the first sweep', 20_000, 10);
+      };
+      return { lockName, metrics, a, scheduler, other, start };
+    }
+
+    it('the lease is kept while the next deadline is near and given back once it is far, though the cron tick sweeps every second', async () => {
+      const { lockName, scheduler, other, start } = await keeping(3000);
+      await armIn(store, 'far', 120_000);
+      try {
+        await start();
         expect(await other.acquire(lockName, 3000)).toBeNull();
         await eventually(() => store.incidentForTimer('near'), 'the incident of the near timer', 30_000);
         // then the next deadline is 2 minutes away: the lock is free, whatever the ticks do
@@ -228,15 +206,9 @@ describe.skipIf(!redisAvailable())(suite, () => {
     });
 
     it('shutdown gives the kept lease back at once: another replica takes the lock without waiting for its TTL', async () => {
-      const lockName = `sweep-${randomUUID()}`;
-      const metrics = createMetrics({ replica: 'a', collectDefault: false });
-      const a = sweeperOver(store, await connect(), metrics, lockName, 30_000, 5000);
-      const scheduler = schedulerOver(a, metrics, 30_000, 5000);
-      const other = await connect();
-      await armIn(store, 'near', 3000);
-      scheduler.start();
+      const { lockName, metrics, a, scheduler, other, start } = await keeping(30_000);
       try {
-        await eventually(async () => a.keptLeases().length === 1 || undefined, 'the lease kept after the first sweep', 20_000, 10);
+        await start();
       } finally {
         await scheduler.stop();
       }

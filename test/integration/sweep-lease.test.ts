@@ -8,38 +8,20 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
 import type { Lock } from '../../src/lock/port.js';
-import { createLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
+import { type Sweeper } from '../../src/worker/sweeper.js';
 import { REDIS_MISSING, redisAvailable } from '../helpers/redis-server.js';
-import { armDue, sweepSuite } from '../helpers/sweep-suite.js';
+import { armDue, sweeperOver as sweeperOf, sweepSuite } from '../helpers/sweep-suite.js';
 import { hookedStore, type StoreHooks } from '../helpers/slow-store.js';
 import { eventually } from '../helpers/vigil.js';
 
-const log = createLogger({ level: 'silent' });
 const TTL = 600;
 
 function sweeperOver(store: Store, lock: Lock, metrics: Metrics, lockName: string, batchSize: number, stallMs?: number): Sweeper {
-  const escalator = new Escalator(
-    store,
-    { publish() {} },
-    metrics,
-    log,
-    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
-  );
-  return new Sweeper(store, lock, escalator, metrics, log, {
-    lockName,
-    lockTtlMs: TTL,
-    batchSize,
-    concurrency: 1,
-    maxEscalationAttempts: 5,
-    ...(stallMs === undefined ? {} : { stallMs }),
-  });
+  return sweeperOf(store, lock, metrics, { lockName, lockTtlMs: TTL, batchSize, ...(stallMs === undefined ? {} : { stallMs }) });
 }
 
 const suite = redisAvailable() ? 'sweep lease renewal' : `sweep lease renewal (skipped: ${REDIS_MISSING})`;

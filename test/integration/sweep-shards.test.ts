@@ -7,41 +7,22 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
 import { shardLockName, sweepSlot } from '../../src/domain/sweep-shard.js';
 import type { Lock } from '../../src/lock/port.js';
-import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper, type SweepReport } from '../../src/worker/sweeper.js';
+import { type Sweeper, type SweepReport } from '../../src/worker/sweeper.js';
 import { REDIS_MISSING, redisAvailable } from '../helpers/redis-server.js';
-import { armDue, sweepSuite } from '../helpers/sweep-suite.js';
+import { armDue, sweeperOver as sweeperOf, sweepSuite } from '../helpers/sweep-suite.js';
 import { hookedStore, type StoreHooks } from '../helpers/slow-store.js';
 import { eventually } from '../helpers/vigil.js';
 
-const log = createLogger({ level: 'silent' });
 const TTL = 1500;
 
 function sweeperOver(store: Store, lock: Lock, replica: string, lockName: string, shards: number): Sweeper {
   const metrics = createMetrics({ replica, collectDefault: false });
-  const escalator = new Escalator(
-    store,
-    { publish() {} },
-    metrics,
-    log,
-    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
-  );
-  return new Sweeper(store, lock, escalator, metrics, log, {
-    lockName,
-    lockTtlMs: TTL,
-    batchSize: 10,
-    groupSize: 5,
-    concurrency: 1,
-    maxEscalationAttempts: 5,
-    shards,
-  });
+  return sweeperOf(store, lock, metrics, { lockName, lockTtlMs: TTL, batchSize: 10, groupSize: 5, shards });
 }
 
 const suite = redisAvailable() ? 'sweep shards' : `sweep shards (skipped: ${REDIS_MISSING})`;
