@@ -240,18 +240,24 @@ function exchange<TData>(
 
 export class TwilioCarrier implements Carrier {
   readonly name = 'twilio';
-  private readonly client: twilio.Twilio;
+  /**
+   * The Messages resource, taken once here: the library loads its API modules on first use,
+   * about 100 ms of synchronous `require` on this machine, which would otherwise stall the
+   * event loop at a fresh replica's first SOS text, in the middle of a burst's escalations.
+   */
+  private readonly messages: twilio.Twilio['messages'];
   private readonly from: string;
   private readonly statusCallback: string | undefined;
 
   constructor(opts: TwilioCarrierOptions) {
     const timeoutMs = opts.timeoutMs ?? 10_000;
     const base = opts.baseUrl === undefined ? undefined : new URL(opts.baseUrl);
-    this.client = twilio(opts.accountSid, opts.authToken, {
+    const client = twilio(opts.accountSid, opts.authToken, {
       httpClient: new VigilRequestClient(timeoutMs, base, opts.tracing),
       // never let TWILIO_LOG_LEVEL=debug dump request details from inside the library
       logLevel: 'info',
     });
+    this.messages = client.messages;
     this.from = opts.from;
     this.statusCallback = opts.statusCallbackUrl;
   }
@@ -273,7 +279,7 @@ export class TwilioCarrier implements Carrier {
   private async create(sms: OutgoingSms): Promise<AttemptResult> {
     const sender = this.isService ? { messagingServiceSid: this.from } : { from: this.from };
     try {
-      const message = await this.client.messages.create({
+      const message = await this.messages.create({
         to: sms.to,
         body: sms.body,
         ...sender,
@@ -298,7 +304,7 @@ export class TwilioCarrier implements Carrier {
   private async findSent(sms: OutgoingSms, since: Date): Promise<string | undefined> {
     const after = since.getTime() - CLOCK_SKEW_MS;
     const day = new Date(after);
-    const messages = await this.client.messages.list({
+    const messages = await this.messages.list({
       to: sms.to,
       ...(this.isService ? {} : { from: this.from }),
       dateSentAfter: new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate())),
