@@ -242,7 +242,7 @@ export class TwilioCarrier implements Carrier {
   readonly name = 'twilio';
   /**
    * The Messages resource, taken once here: the library loads its API modules on first use,
-   * about 100 ms of synchronous `require` on this machine, which would otherwise stall the
+   * about 100 ms of synchronous `require` on a 2-core machine, which would otherwise stall the
    * event loop at a fresh replica's first SOS text, in the middle of a burst's escalations.
    */
   private readonly messages: twilio.Twilio['messages'];
