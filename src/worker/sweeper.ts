@@ -69,7 +69,8 @@ export interface SweepSettings {
   panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
   /**
    * Keep the lease from one sweep to the next (ms, default 0: take and release it every
-   * sweep; also with more than one shard, where one replica would end up keeping them all). The scheduler releases it when the next deadline is further away than this,
+   * sweep; so too with more than one shard, where one replica would end up keeping them
+   * all). The scheduler releases it when the next deadline is further away than this,
    * and the sweeper when no sweep starts within twice this. Must not exceed the shortest
    * timer (TIMER_MIN_SECONDS): a replica that arms a timer while another holds the lease
    * finds the lock held at its deadline, so the holder must look again before then.
