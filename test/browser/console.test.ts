@@ -297,8 +297,11 @@ describe.skipIf(!hasChromium)(
       const ackedA = card(a, 'acked', 'Alice Example');
       await ackedA.waitFor({ timeout: 5_000 });
       expect(await ackedA.textContent()).toContain('Acknowledged by mod');
-      // focus stays in the card, on its next action
-      expect(await a.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Resolve — Alice Example');
+      // focus stays in the card, on its next action. The card can reach the acknowledged lane from the
+      // incident.updated event before the command's own answer, which is what moves the focus: wait for it.
+      await expect
+        .poll(() => a.evaluate('document.activeElement && document.activeElement.textContent'), { timeout: 5_000 })
+        .toBe('Resolve — Alice Example');
       expect(await a.title()).toBe('Vigil console');
       const state = await api(modToken(), 'GET', `/v1/admin/incidents/${String(incidentId)}`);
       expect(at(state.body, 'incident', 'status')).toBe('acknowledged');
