@@ -3,19 +3,17 @@
  * command never acts twice (invariant 6), and a change is never skipped by `since`.
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { IdempotencyClaim } from '../../src/store/port.js';
 import { runStep } from './race-steps.js';
-import { arm, at, countBy, type ContractContext } from './store-contract-helpers.js';
+import { arm, at, countBy, raceIt, type ContractContext } from './store-contract-helpers.js';
 
 const caps = { maxExtensions: 10, maxTotalSeconds: 172_800 };
 const claim = (fingerprint = 'fp-1'): IdempotencyClaim => ({ key: `key-${randomUUID()}`, fingerprint });
 
 export function commandCases(ctx: ContractContext): void {
   const { it: caseIt } = ctx;
-  const reason = ctx.opts.racesUnsupported;
-  const itRaces = (title: string, fn: () => Promise<void>) =>
-    reason ? it.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : it(title, fn);
+  const itRaces = raceIt(ctx);
 
   describe('timers: commands under an Idempotency-Key', () => {
     caseIt('invariant 6: a retried extend with the same key extends once; the retry is replayed with the timer as it is', async () => {

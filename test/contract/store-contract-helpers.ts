@@ -1,6 +1,7 @@
 /** Shared fixtures and small helpers of the store contract suite. */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, it } from 'vitest';
 import { deliveryKey } from '../../src/domain/delivery.js';
 import type { Incident } from '../../src/domain/incident.js';
 import type { Timer } from '../../src/domain/timer.js';
@@ -45,6 +46,12 @@ export interface ContractContext {
   peer(): Promise<RacePeer>;
   /** until the store's clock is strictly after `t`: moved there when the fixture can, else waited for */
   passTime(t: Date): Promise<void>;
+}
+
+/** `it` for a race case: skipped, with the reason in its title, on an adapter that cannot make CAS atomic (FerretDB v1). */
+export function raceIt(ctx: ContractContext): CaseIt {
+  const reason = ctx.opts.racesUnsupported;
+  return (title, fn, timeoutMs) => (reason ? it.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : it(title, fn, timeoutMs));
 }
 
 export const at = (d: Date, ms: number): Date => new Date(d.getTime() + ms);
@@ -131,4 +138,40 @@ export function countBy<T>(xs: readonly T[], key: (x: T) => string): Map<string,
   const m = new Map<string, number>();
   for (const x of xs) m.set(key(x), (m.get(key(x)) ?? 0) + 1);
   return m;
+}
+
+/** Who won how many trials; logged always, and both must be > 0 when the peer runs in parallel. */
+export class Split {
+  mine = 0;
+  theirs = 0;
+  constructor(
+    private readonly ctx: ContractContext,
+    private readonly what: string,
+  ) {}
+
+  /**
+   * Run `trial` at least `min` times and, when the peer runs in parallel and one side has not
+   * won yet, on until both have or `5 × min` trials have run: some races stay skewed toward
+   * one side (claims about 190/10), and a run where the rarer side won none of the first `min`
+   * proved nothing but is not a defect. Every trial checks the invariant. The count run.
+   */
+  async trials(peer: RacePeer, min: number, trial: () => Promise<void>): Promise<number> {
+    let n = 0;
+    while (n < min || (peer.ownThread && (this.mine === 0 || this.theirs === 0) && n < 5 * min)) {
+      await trial();
+      n++;
+    }
+    this.check(peer, n);
+    return n;
+  }
+
+  check(peer: RacePeer, n: number, unit = 'trials'): void {
+    console.log(
+      `[${this.ctx.name}] ${this.what}, ${n} ${unit}: this side won ${this.mine}, the peer ${this.theirs}${peer.ownThread ? ' (peer on its own thread)' : ' (peer in this thread)'}`,
+    );
+    if (!peer.ownThread) return;
+    // a split of n/0 means the two sides never overlapped: nothing was raced
+    expect(this.mine, `${this.what}: this side never won`).toBeGreaterThan(0);
+    expect(this.theirs, `${this.what}: the peer never won`).toBeGreaterThan(0);
+  }
 }

@@ -8,11 +8,11 @@
  * atomic (FerretDB v1).
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Timer } from '../../src/domain/timer.js';
 import type { NewTimer, Store } from '../../src/store/port.js';
-import { runStep, type Claim, type RacePeer } from './race-steps.js';
-import { arm, armDue, at, countBy, newTimer, shuffle, type ContractContext } from './store-contract-helpers.js';
+import { runStep, type Claim } from './race-steps.js';
+import { arm, armDue, at, countBy, newTimer, shuffle, Split, raceIt, type ContractContext } from './store-contract-helpers.js';
 
 async function inChunks<T>(xs: readonly T[], size: number, fn: (x: T) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < xs.length; i += size) await Promise.all(xs.slice(i, i + size).map(fn));
@@ -29,46 +29,8 @@ async function armAll(store: Store, timers: readonly NewTimer[]): Promise<void> 
   });
 }
 
-/** Who won how many trials; logged always, and both must be > 0 when the peer runs in parallel. */
-class Split {
-  mine = 0;
-  theirs = 0;
-  constructor(
-    private readonly ctx: ContractContext,
-    private readonly what: string,
-  ) {}
-
-  /**
-   * Run `trial` at least `min` times and, when the peer runs in parallel and one side has not
-   * won yet, on until both have or `5 × min` trials have run: some races stay skewed toward
-   * one side (claims about 190/10), and a run where the rarer side won none of the first `min`
-   * proved nothing but is not a defect. Every trial checks the invariant. The count run.
-   */
-  async trials(peer: RacePeer, min: number, trial: () => Promise<void>): Promise<number> {
-    let n = 0;
-    while (n < min || (peer.ownThread && (this.mine === 0 || this.theirs === 0) && n < 5 * min)) {
-      await trial();
-      n++;
-    }
-    this.check(peer, n);
-    return n;
-  }
-
-  check(peer: RacePeer, n: number, unit = 'trials'): void {
-    console.log(
-      `[${this.ctx.name}] ${this.what}, ${n} ${unit}: this side won ${this.mine}, the peer ${this.theirs}${peer.ownThread ? ' (peer on its own thread)' : ' (peer in this thread)'}`,
-    );
-    if (!peer.ownThread) return;
-    // a split of n/0 means the two sides never overlapped: nothing was raced
-    expect(this.mine, `${this.what}: this side never won`).toBeGreaterThan(0);
-    expect(this.theirs, `${this.what}: the peer never won`).toBeGreaterThan(0);
-  }
-}
-
 export function raceCases(ctx: ContractContext): void {
-  const reason = ctx.opts.racesUnsupported;
-  const itRaces = (title: string, fn: () => Promise<void>, timeoutMs?: number) =>
-    reason ? it.skip(`[skipped on ${ctx.name}: ${reason}] ${title}`, fn) : it(title, fn, timeoutMs);
+  const itRaces = raceIt(ctx);
 
   describe('races', () => {
     itRaces(
