@@ -260,6 +260,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
         perMinute: config.location.perMinute,
         followUpMeters: config.location.followUpMeters,
         trailLimit: 500,
+        flushMs: config.location.flushMs,
       },
       log,
       { inc: (outcome) => metrics.locationFixes.inc({ outcome }) },

@@ -24,6 +24,8 @@ export interface LocationSettings extends FixRateRule {
   followUpMeters: number;
   /** at most this many fixes in a trail answer (the latest ones) */
   trailLimit: number;
+  /** how often each replica stores the fixes it buffered (ms): how far a trail read without the cache may lag */
+  flushMs: number;
 }
 
 export interface FixInput {
@@ -42,11 +44,22 @@ export interface PostResult {
   incidentId?: string;
 }
 
-/** What a person may read: the trail, and whether an incident is open. */
+/**
+ * What a person may read: the trail, and whether an incident is open. The same through every
+ * replica (docs/location.md): every stored fix plus the newest kept fix from the shared cache.
+ */
 export interface Trail {
   timerId: string;
   incidentId?: string;
   fixes: StoredFix[];
+  /**
+   * true: the shared cache was read, so the last fix is the newest any replica kept (the one an
+   * SOS written now would use). false: the cache could not be read; the trail holds what is
+   * stored, which may lag the phone by up to `maxLagMs`.
+   */
+  fresh: boolean;
+  /** with `fresh: false`: how far behind the newest kept fix the trail may be (ms) */
+  maxLagMs?: number;
 }
 
 export interface LocationCounters {
@@ -104,7 +117,13 @@ export class LocationService {
 
     this.rateOf(caller.userId).lastKeptAt = now.getTime();
     this.counters.inc('kept');
-    await this.cache.set(fix).catch((err: unknown) => this.cacheFailed(err, 'set'));
+    const cached = await this.cache.set(fix).then(
+      () => true,
+      (err: unknown) => {
+        this.cacheFailed(err, 'set');
+        return false;
+      },
+    );
     if (incident) {
       // after the SOS every kept fix is stored at once: moderators read the trail from the store
       await this.store.addFixes([fix]);
@@ -113,7 +132,10 @@ export class LocationService {
         this.log.warn({ err, incident: incident.id }, 'moved follow-up could not be created; the next fix tries again'),
       );
     } else {
-      this.buffer(fix);
+      // a fix the other replicas cannot read from the cache is stored at once, never left in this
+      // replica's memory only: the trail on every replica and the SOS still end with it
+      if (cached) this.buffer(fix);
+      else await this.storeNow(fix);
       this.events.publish(locationEvent(fix));
     }
     return { kept: true, ...base };
@@ -123,7 +145,7 @@ export class LocationService {
   async ownTrail(caller: Caller, timerId: string): Promise<Trail> {
     const timer = await this.store.getTimer(timerId, caller.userId);
     if (!timer) throw NotFound('timer_not_found', `no timer ${timerId} for this user`);
-    return { timerId, ...(timer.incidentId ? { incidentId: timer.incidentId } : {}), fixes: await this.trail(timer) };
+    return { timerId, ...(timer.incidentId ? { incidentId: timer.incidentId } : {}), ...(await this.trail(timer)) };
   }
 
   /**
@@ -133,9 +155,9 @@ export class LocationService {
   async incidentTrail(incidentId: string): Promise<Trail> {
     const incident = await this.store.getIncident(incidentId);
     if (!incident) throw NotFound('incident_not_found', `no incident ${incidentId}`);
-    if (!OPEN_INCIDENT.includes(incident.status)) return { timerId: incident.timerId, incidentId, fixes: [] };
+    if (!OPEN_INCIDENT.includes(incident.status)) return { timerId: incident.timerId, incidentId, fixes: [], fresh: true };
     const timer = await this.store.getTimer(incident.timerId);
-    return { timerId: incident.timerId, incidentId, fixes: timer ? await this.trail(timer) : [] };
+    return { timerId: incident.timerId, incidentId, ...(timer ? await this.trail(timer) : { fixes: [], fresh: true }) };
   }
 
   /**
@@ -238,12 +260,37 @@ export class LocationService {
     return fresher(fresher(cached, buffered), stored);
   }
 
-  private async trail(timer: Timer): Promise<StoredFix[]> {
+  /**
+   * The trail every replica answers alike (docs/location.md): what this replica buffered is
+   * stored first, then the newest fix is read from the shared cache, then the stored fixes. A
+   * fix stored after the cache read is in the store read that follows, so nothing that moved
+   * from the cache to the store meanwhile is missed, and a later read on any replica never
+   * shows less. Fixes another replica still buffers (never its newest: that one is cached)
+   * appear once it flushes, within LOCATION_FLUSH_SECONDS.
+   */
+  private async trail(timer: Timer): Promise<Pick<Trail, 'fixes' | 'fresh' | 'maxLagMs'>> {
+    await this.flushTimer(timer.id).catch(() => 0);
+    let fresh = true;
+    const cached = await this.cache.get(timer.id).catch((err: unknown) => {
+      fresh = false;
+      return this.cacheFailed(err, 'get');
+    });
     const stored = await this.store.listFixes(timer.id, this.settings.trailLimit);
-    const cached = await this.cache.get(timer.id).catch((err: unknown) => this.cacheFailed(err, 'get'));
     const byTime = new Map<number, StoredFix>();
-    for (const f of [...stored, ...(this.pending.get(timer.id) ?? []), ...(cached ? [cached] : [])]) byTime.set(f.at.getTime(), f);
-    return [...byTime.values()].sort((a, b) => a.at.getTime() - b.at.getTime()).slice(-this.settings.trailLimit);
+    for (const f of [...stored, ...(cached ? [cached] : [])]) byTime.set(f.at.getTime(), f);
+    const fixes = [...byTime.values()].sort((a, b) => a.at.getTime() - b.at.getTime()).slice(-this.settings.trailLimit);
+    return fresh ? { fixes, fresh } : { fixes, fresh, maxLagMs: this.settings.flushMs };
+  }
+
+  /** Store one fix now; if the store fails too it is buffered for the next flush. Never throws. */
+  private async storeNow(fix: StoredFix): Promise<void> {
+    try {
+      await this.store.addFixes([fix]);
+    } catch (err) {
+      this.counters.inc('flush_error');
+      this.log.warn({ err, timer: fix.timerId }, 'could not store a fix the cache did not take; it stays buffered');
+      this.buffer(fix);
+    }
   }
 
   /** One `moved` text per contact whose SOS went out (or will), once the person is far from where the SOS said. */

@@ -36,6 +36,15 @@ export const Trail = z.object({
   timerId: z.string(),
   incidentId: z.string().optional(),
   fixes: z.array(Fix).meta({ description: 'kept fixes, oldest first (at most the latest 500)' }),
+  fresh: z.boolean().meta({
+    description:
+      'true: the last fix is the newest one any replica kept (the one an SOS written now would use); false: the shared latest-fix cache could not be read, the trail holds the stored fixes and may lag by up to maxLagSeconds',
+  }),
+  maxLagSeconds: z
+    .number()
+    .int()
+    .meta({ description: 'with fresh: false, how far behind the newest kept fix the trail may be (LOCATION_FLUSH_SECONDS)' })
+    .optional(),
 });
 
 export const Timer = z.object({

@@ -48,7 +48,7 @@ function build(cache: LatestFixes) {
     cache,
     publisher,
     budget,
-    { minIntervalMs: 0, perMinute: 1000, followUpMeters: 500, trailLimit: 100 },
+    { minIntervalMs: 0, perMinute: 1000, followUpMeters: 500, trailLimit: 100, flushMs: 60_000 },
     log,
   );
   const escalator = new Escalator(store, location.flushingOnEnd(publisher), createMetrics({ replica: 't' }), log, budget, undefined, {
@@ -164,5 +164,32 @@ describe('the SOS text at escalation time', () => {
     expect(deliveries[0]?.body).toContain(`Last seen 9 min ago at ${mapLink(MOVED)}`);
     // posting keeps working without the cache
     await expect(location.post({ userId: 'carol' }, timer.id, { ...later })).resolves.toMatchObject({ kept: true });
+  });
+
+  it('invariant 1: a fix the cache refuses is stored at once: the SOS and the trail end with it; the trail says it could not read the cache', async () => {
+    const memory = new MemoryFixes(3_600_000, () => now);
+    let down = false;
+    const refuse = () => Promise.reject(new Error('ECONNREFUSED'));
+    const flaky: LatestFixes = {
+      get: (id) => (down ? refuse() : memory.get(id)),
+      getMany: (ids) => (down ? refuse() : memory.getMany(ids)),
+      set: (f: StoredFix) => (down ? refuse() : memory.set(f)),
+      close: () => memory.close(),
+    };
+    const { location, escalator } = build(flaky);
+    const timer = await armWithContact('dora');
+    now += 60_000;
+    expect((await location.ownTrail({ userId: 'dora' }, timer.id)).fresh).toBe(true);
+    down = true;
+    await location.post({ userId: 'dora' }, timer.id, { ...MOVED, at: new Date(now) });
+    // not buffered on this replica only: in the store already, with no flush
+    expect((await store.lastFix(timer.id))?.lat).toBe(MOVED.lat);
+    expect(location.buffered()).toBe(0);
+    const trail = await location.ownTrail({ userId: 'dora' }, timer.id);
+    expect(trail).toMatchObject({ fresh: false, maxLagMs: 60_000 });
+    expect(trail.fixes.at(-1)).toMatchObject({ lat: MOVED.lat });
+    now += 60_000;
+    const { deliveries } = await expireAndEscalate(escalator, timer.expiresAt);
+    expect(deliveries[0]?.body).toContain(`at ${mapLink(MOVED)}`);
   });
 });

@@ -8,7 +8,13 @@ import { fixView, postView } from '../../wire/location.js';
 import { principal } from '../auth.js';
 import { FixBody, IdParam, parse } from '../validation.js';
 
-const trailView = (t: Trail) => ({ timerId: t.timerId, incidentId: t.incidentId, fixes: t.fixes.map(fixView) });
+const trailView = (t: Trail) => ({
+  timerId: t.timerId,
+  incidentId: t.incidentId,
+  fixes: t.fixes.map(fixView),
+  fresh: t.fresh,
+  ...(t.maxLagMs === undefined ? {} : { maxLagSeconds: Math.ceil(t.maxLagMs / 1000) }),
+});
 
 /** Mounted at /v1/timers, next to the timer routes. */
 export function locationRoutes(location: LocationService): Router {
