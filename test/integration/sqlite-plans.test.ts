@@ -11,8 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SQL } from '../../src/store/sqlite/statements.js';
-import { SAFETY_SQL } from '../../src/store/sqlite/statements-safety.js';
+import { DELIVERIES_SQL } from '../../src/store/sqlite/deliveries-statements.js';
+import { SAFETY_SQL } from '../../src/store/sqlite/safety-statements.js';
+import { TIMERS_SQL } from '../../src/store/sqlite/timers-statements.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 let dir: string;
@@ -38,8 +39,8 @@ function outerSteps(sql: string): string[] {
 }
 
 const claims: Record<string, [sql: string, table: string, pk: string]> = {
-  'deliveries claim (dispatcher)': [SQL.deliveriesClaim, 'deliveries', 'key=?'],
-  'due timers claim (sweep)': [SQL.timersClaimDue, 'timers', 'id=?'],
+  'deliveries claim (dispatcher)': [DELIVERIES_SQL.deliveriesClaim, 'deliveries', 'key=?'],
+  'due timers claim (sweep)': [TIMERS_SQL.timersClaimDue, 'timers', 'id=?'],
   'warning claim (sweep)': [SAFETY_SQL.timersClaimWarning, 'timers', 'id=?'],
 };
 

@@ -1,8 +1,6 @@
-/** The location trail on SQLite (the LocationStore part of the port). */
-import type Database from 'better-sqlite3';
+/** The location trail on SQLite (the LocationStore part of the port; SQL in ./location-statements.ts). */
 import type { StoredFix } from '../../domain/location.js';
-import type { LocationStore } from '../port-location.js';
-import { prepareLocation, type LocationStatements } from './statements-location.js';
+import { read, write } from './ctx.js';
 
 interface FixRow {
   timer_id: string;
@@ -23,43 +21,32 @@ const toFix = (r: FixRow): StoredFix => ({
   ...(r.accuracy_m === null ? {} : { accuracyM: r.accuracy_m }),
 });
 
-export class SqliteLocation implements LocationStore {
-  private readonly st: LocationStatements;
+export const addFixes = write((c, fixes: StoredFix[]): number => {
+  if (fixes.length === 0) return 0;
+  const now = c.clock();
+  return c.db
+    .transaction(() => {
+      let added = 0;
+      for (const f of fixes)
+        added += c.st.fixInsert.run({
+          timerId: f.timerId,
+          userId: f.userId,
+          at: f.at.getTime(),
+          lat: f.lat,
+          lng: f.lng,
+          accuracyM: f.accuracyM ?? null,
+          now,
+        }).changes;
+      return added;
+    })
+    .immediate();
+});
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly clock: () => number,
-  ) {
-    this.st = prepareLocation(db);
-  }
+export const listFixes = read((c, timerId: string, limit: number): StoredFix[] =>
+  (c.st.fixesOfTimer.all({ timerId, limit }) as FixRow[]).map(toFix),
+);
 
-  async addFixes(fixes: StoredFix[]): Promise<number> {
-    if (fixes.length === 0) return 0;
-    const now = this.clock();
-    return this.db
-      .transaction(() => {
-        let added = 0;
-        for (const f of fixes)
-          added += this.st.fixInsert.run({
-            timerId: f.timerId,
-            userId: f.userId,
-            at: f.at.getTime(),
-            lat: f.lat,
-            lng: f.lng,
-            accuracyM: f.accuracyM ?? null,
-            now,
-          }).changes;
-        return added;
-      })
-      .immediate();
-  }
-
-  async listFixes(timerId: string, limit: number): Promise<StoredFix[]> {
-    return (this.st.fixesOfTimer.all({ timerId, limit }) as FixRow[]).map(toFix);
-  }
-
-  async lastFix(timerId: string): Promise<StoredFix | null> {
-    const row = this.st.lastFixOfTimer.get(timerId) as FixRow | undefined;
-    return row ? toFix(row) : null;
-  }
-}
+export const lastFix = read((c, timerId: string): StoredFix | null => {
+  const row = c.st.lastFixOfTimer.get(timerId) as FixRow | undefined;
+  return row ? toFix(row) : null;
+});

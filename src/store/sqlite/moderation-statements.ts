@@ -1,9 +1,8 @@
 /**
- * SQL of moderator actions and retention (SQLite), by name; prepared once when the store
- * opens. Same rules as ./statements.ts: bound values only; timers and incidents stamp
- * `updated_at` with `store_now()`.
+ * SQL of moderator actions and retention (./moderation.ts), by name; prepared once with every
+ * other statement (./statements.ts). Bound values only; timers and incidents stamp `updated_at`
+ * with `store_now()`.
  */
-import type Database from 'better-sqlite3';
 
 // closed and old enough: resolved or false alarm before @before, with no all-clear still owed
 const INCIDENT_EXPIRED = `i.status IN ('resolved','false_alarm') AND i.resolved_at < @before AND (i.all_clear IS NULL OR i.all_clear = 'done')`;
@@ -19,7 +18,6 @@ export const MODERATION_SQL = Object.freeze({
   // pending only: a claimed (sending) delivery is with the dispatcher and is not cancelled
   deliveriesCancelPending: `UPDATE deliveries SET status = 'superseded', last_error = 'cancelled_by_moderator', lease_until = NULL, updated_at = @now
     WHERE incident_id = @incidentId AND status = 'pending' RETURNING *`,
-  deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
   auditInsert: `INSERT INTO audit (id, at, actor, action, target, incident_id) VALUES (@id, @at, @actor, @action, @target, @incidentId)
     ON CONFLICT (id) DO NOTHING`,
   auditNewest: 'SELECT * FROM audit ORDER BY at DESC, id DESC LIMIT @limit',
@@ -62,11 +60,3 @@ export const MODERATION_SQL = Object.freeze({
         WHERE n.redacted_at IS NULL AND ${INCIDENT_EXPIRED} LIMIT @limit)
     RETURNING id`,
 });
-
-export type ModerationStatements = { readonly [K in keyof typeof MODERATION_SQL]: Database.Statement };
-
-export function prepareModeration(db: Database.Database): ModerationStatements {
-  const out = {} as Record<keyof typeof MODERATION_SQL, Database.Statement>;
-  for (const name of Object.keys(MODERATION_SQL) as (keyof typeof MODERATION_SQL)[]) out[name] = db.prepare(MODERATION_SQL[name]);
-  return Object.freeze(out);
-}

@@ -1,15 +1,14 @@
 /**
  * Moderator actions and retention on the SQLite store. Each action and its audit line are
  * one IMMEDIATE transaction: the change is never recorded without its line, nor the line
- * without the change. Retention is one transaction per batch.
+ * without the change. Retention is one transaction per batch. SQL in ./moderation-statements.ts.
  */
-import type Database from 'better-sqlite3';
 import type { Delivery } from '../../domain/delivery.js';
 import { maskPhone } from '../../domain/messages.js';
 import { auditId, type AuditAction, type AuditEntry, type IncidentNote, type RetentionCounts } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
-import type { AuditPosition, ModerationStore, NewNote } from '../port-moderation.js';
-import { prepareModeration, type ModerationStatements } from './moderation-statements.js';
+import type { AuditPosition, NewNote } from '../port-moderation.js';
+import { read, write, type Ctx } from './ctx.js';
 import { toDelivery, type DeliveryRow } from './rows.js';
 
 interface AuditRow {
@@ -48,84 +47,73 @@ const toNote = (r: NoteRow): IncidentNote => ({
   ...(r.redacted_at === null ? {} : { redactedAt: new Date(r.redacted_at) }),
 });
 
-export class SqliteModeration implements ModerationStore {
-  private readonly st: ModerationStatements;
-
-  constructor(
-    private readonly db: Database.Database,
-    private readonly clock: () => number,
-  ) {
-    this.st = prepareModeration(db);
-  }
-
-  private audit(id: string, actor: string, action: AuditAction, target: string, incidentId: string, at: number): void {
-    this.st.auditInsert.run({ id, at, actor, action, target, incidentId });
-  }
-
-  async resendDelivery(key: string, actor: string): Promise<Delivery | null> {
-    const run = this.db.transaction((): Delivery | null => {
-      const now = this.clock();
-      const row = this.st.deliveryResend.get({ key, now }) as DeliveryRow | undefined;
-      if (!row) return null;
-      const d = toDelivery(row);
-      this.audit(auditId.resend(key, d.resends ?? 1), actor, 'delivery.resend', key, d.incidentId, now);
-      return d;
-    });
-    return run.immediate();
-  }
-
-  async cancelPendingDeliveries(incidentId: string, actor: string): Promise<Delivery[]> {
-    const run = this.db.transaction((): Delivery[] => {
-      const now = this.clock();
-      const moved = (this.st.deliveriesCancelPending.all({ incidentId, now }) as DeliveryRow[]).map(toDelivery);
-      for (const d of moved) this.audit(auditId.cancel(d.key), actor, 'delivery.cancel', d.key, incidentId, now);
-      return moved;
-    });
-    return run.immediate();
-  }
-
-  async addIncidentNote(n: NewNote): Promise<{ note: IncidentNote; created: boolean }> {
-    const run = this.db.transaction((): { note: IncidentNote; created: boolean } => {
-      const now = this.clock();
-      const row = this.st.noteInsert.get({ ...n, now }) as NoteRow | undefined;
-      if (!row) return { note: toNote(this.st.noteById.get(n.id) as NoteRow), created: false };
-      this.audit(auditId.note(n.id), n.author, 'incident.note', n.incidentId, n.incidentId, now);
-      this.st.incidentTouch.run(n.incidentId);
-      return { note: toNote(row), created: true };
-    });
-    return run.immediate();
-  }
-
-  async notesFor(incidentIds: string[]): Promise<IncidentNote[]> {
-    const out: IncidentNote[] = [];
-    for (let i = 0; i < incidentIds.length; i += PAGE_SIZE) {
-      const rows = this.st.notesOfIncidents.all(JSON.stringify(incidentIds.slice(i, i + PAGE_SIZE))) as NoteRow[];
-      out.push(...rows.map(toNote));
-    }
-    return out;
-  }
-
-  async listAudit(page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]> {
-    const rows = page.before
-      ? this.st.auditBefore.all({ at: page.before.at.getTime(), id: page.before.id, limit: page.limit })
-      : this.st.auditNewest.all({ limit: page.limit });
-    return (rows as AuditRow[]).map(toAudit);
-  }
-
-  async redactClosed(before: Date, limit: number): Promise<RetentionCounts> {
-    const run = this.db.transaction((): RetentionCounts => {
-      const now = this.clock();
-      const b = { before: before.getTime(), limit, now };
-      // deliveries and notes first: they are found through their incident, whatever its own state
-      const candidates = this.st.retentionDeliveryCandidates.all(b) as { key: string; phone: string }[];
-      let deliveries = 0;
-      for (const c of candidates) deliveries += this.st.retentionDelivery.run({ key: c.key, masked: maskPhone(c.phone), now }).changes;
-      const notes = this.st.retentionNotes.all(b).length;
-      const incidents = this.st.retentionIncidents.all(b).length;
-      const timers = this.st.retentionTimers.all(b).length;
-      const fixes = this.st.retentionFixes.run({ limit }).changes;
-      return { timers, incidents, deliveries, notes, fixes };
-    });
-    return run.immediate();
-  }
+function audit(c: Ctx, id: string, actor: string, action: AuditAction, target: string, incidentId: string, at: number): void {
+  c.st.auditInsert.run({ id, at, actor, action, target, incidentId });
 }
+
+export const resendDelivery = write((c, key: string, actor: string): Delivery | null => {
+  const run = c.db.transaction((): Delivery | null => {
+    const now = c.clock();
+    const row = c.st.deliveryResend.get({ key, now }) as DeliveryRow | undefined;
+    if (!row) return null;
+    const d = toDelivery(row);
+    audit(c, auditId.resend(key, d.resends ?? 1), actor, 'delivery.resend', key, d.incidentId, now);
+    return d;
+  });
+  return run.immediate();
+});
+
+export const cancelPendingDeliveries = write((c, incidentId: string, actor: string): Delivery[] => {
+  const run = c.db.transaction((): Delivery[] => {
+    const now = c.clock();
+    const moved = (c.st.deliveriesCancelPending.all({ incidentId, now }) as DeliveryRow[]).map(toDelivery);
+    for (const d of moved) audit(c, auditId.cancel(d.key), actor, 'delivery.cancel', d.key, incidentId, now);
+    return moved;
+  });
+  return run.immediate();
+});
+
+export const addIncidentNote = write((c, n: NewNote): { note: IncidentNote; created: boolean } => {
+  const run = c.db.transaction((): { note: IncidentNote; created: boolean } => {
+    const now = c.clock();
+    const row = c.st.noteInsert.get({ ...n, now }) as NoteRow | undefined;
+    if (!row) return { note: toNote(c.st.noteById.get(n.id) as NoteRow), created: false };
+    audit(c, auditId.note(n.id), n.author, 'incident.note', n.incidentId, n.incidentId, now);
+    c.st.incidentTouch.run(n.incidentId);
+    return { note: toNote(row), created: true };
+  });
+  return run.immediate();
+});
+
+export const notesFor = read((c, incidentIds: string[]): IncidentNote[] => {
+  const out: IncidentNote[] = [];
+  for (let i = 0; i < incidentIds.length; i += PAGE_SIZE) {
+    const rows = c.st.notesOfIncidents.all(JSON.stringify(incidentIds.slice(i, i + PAGE_SIZE))) as NoteRow[];
+    out.push(...rows.map(toNote));
+  }
+  return out;
+});
+
+export const listAudit = read((c, page: { before?: AuditPosition; limit: number }): AuditEntry[] => {
+  const rows = page.before
+    ? c.st.auditBefore.all({ at: page.before.at.getTime(), id: page.before.id, limit: page.limit })
+    : c.st.auditNewest.all({ limit: page.limit });
+  return (rows as AuditRow[]).map(toAudit);
+});
+
+export const redactClosed = write((c, before: Date, limit: number): RetentionCounts => {
+  const run = c.db.transaction((): RetentionCounts => {
+    const now = c.clock();
+    const b = { before: before.getTime(), limit, now };
+    // deliveries and notes first: they are found through their incident, whatever its own state
+    const candidates = c.st.retentionDeliveryCandidates.all(b) as { key: string; phone: string }[];
+    let deliveries = 0;
+    for (const x of candidates) deliveries += c.st.retentionDelivery.run({ key: x.key, masked: maskPhone(x.phone), now }).changes;
+    const notes = c.st.retentionNotes.all(b).length;
+    const incidents = c.st.retentionIncidents.all(b).length;
+    const timers = c.st.retentionTimers.all(b).length;
+    const fixes = c.st.retentionFixes.run({ limit }).changes;
+    return { timers, incidents, deliveries, notes, fixes };
+  });
+  return run.immediate();
+});

@@ -1,9 +1,14 @@
-/** Row ↔ domain mapping for the SQLite adapter. Times are epoch milliseconds. */
+/**
+ * Row ↔ domain mapping for the SQLite adapter, one mapper per record type whichever path uses
+ * it (one row at a time or a group commit: ./batch.ts). Times are epoch milliseconds.
+ */
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
 import type { AllClearState, Incident, IncidentSource, IncidentStatus } from '../../domain/incident.js';
+import { sweepSlot } from '../../domain/sweep-shard.js';
 import type { EscalationState, Meeting, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
+import type { DeliveryOutcome, NewDelivery, NewTimer } from '../port.js';
 
 export interface TimerRow {
   id: string;
@@ -166,19 +171,52 @@ export function toDelivery(r: DeliveryRow): Delivery {
 
 export const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, phone: r.phone });
 
-/** The parameters of `incidentInsert` for the incident of an expired timer (one place: both escalation paths use it). */
-export function incidentInsertParams(timer: Timer, fence: number, id: string, now: number) {
+/** Where and with whom, as the columns of a timer and of its incident (the incident copies them from the timer). */
+function placeParams(x: Pick<Timer, 'locationName' | 'location' | 'displayName' | 'meeting'>) {
   return {
-    id,
-    timerId: timer.id,
-    userId: timer.userId,
-    deadline: timer.expiresAt.getTime(),
+    locationName: x.locationName ?? null,
+    lat: x.location?.lat ?? null,
+    lng: x.location?.lng ?? null,
+    displayName: x.displayName ?? null,
+    meeting: x.meeting ? JSON.stringify(x.meeting) : null,
+  };
+}
+
+/** The parameters of `timerInsert`. */
+export function timerInsertParams(t: NewTimer, now: number) {
+  return {
+    id: t.id,
+    userId: t.userId,
+    startedAt: t.startedAt.getTime(),
+    expiresAt: t.expiresAt.getTime(),
     now,
-    locationName: timer.locationName ?? null,
-    lat: timer.location?.lat ?? null,
-    lng: timer.location?.lng ?? null,
-    displayName: timer.displayName ?? null,
-    fence,
-    meeting: timer.meeting ? JSON.stringify(timer.meeting) : null,
+    ...placeParams(t),
+    traceparent: t.traceparent ?? null,
+    slot: sweepSlot(t.id),
+  };
+}
+
+/** The parameters of `incidentInsert` for the incident of an expired timer. */
+export function incidentInsertParams(timer: Timer, fence: number, id: string, now: number) {
+  return { id, timerId: timer.id, userId: timer.userId, deadline: timer.expiresAt.getTime(), now, ...placeParams(timer), fence };
+}
+
+/** The parameters of `deliveryInsert`: one text of `incident` (its id and person) to one contact. */
+export function deliveryInsertParams(incident: Pick<Incident, 'id' | 'userId'>, d: NewDelivery, now: number) {
+  return { ...d, incidentId: incident.id, userId: incident.userId, now, traceparent: d.traceparent ?? null };
+}
+
+/** The parameters of `deliveryRecordAttempt`: the outcome of attempt `attempt` of delivery `key`. */
+export function attemptParams(key: string, attempt: number, o: DeliveryOutcome, now: number) {
+  return {
+    key,
+    attempt,
+    status: o.status,
+    carrier: o.carrier,
+    providerMessageId: o.providerMessageId ?? null,
+    error: o.error ?? null,
+    next: o.nextAttemptAt?.getTime() ?? null,
+    maybeAccepted: o.maybeAccepted === true ? 1 : 0,
+    now,
   };
 }

@@ -2,16 +2,16 @@
  * The safety features on SQLite: the panic SOS, the warning claim, the inbox. The panic runs
  * in one IMMEDIATE transaction, so it is atomic against a sweep or another panic in any
  * process sharing the file: whichever writer comes second sees what the first one did.
+ * SQL in ./safety-statements.ts.
  */
-import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification, type NotificationKind } from '../../domain/notification.js';
 import type { WarningWindow } from '../../domain/warning.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
+import { read, write, type Ctx } from './ctx.js';
 import { toIncident, toTimer, type IncidentRow, type TimerRow } from './rows.js';
-import { prepareSafety, type SafetyStatements } from './statements-safety.js';
 
 interface NotificationRow {
   id: string;
@@ -42,150 +42,131 @@ const toNotification = (r: NotificationRow): Notification => {
   return n;
 };
 
-export class SqliteSafety {
-  private readonly st: SafetyStatements;
+type Created = { notification: Notification; created: boolean };
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly clock: () => number,
-  ) {
-    this.st = prepareSafety(db);
-  }
-
-  raisePanic(p: NewPanic, idem?: PanicKey): PanicResult {
-    const run = this.db.transaction((): PanicResult => {
-      const now = this.clock();
-      if (idem) {
-        const prior = this.st.sosIdempotencyGet.get(p.userId, idem.key) as { fingerprint: string; incident_id: string } | undefined;
-        if (prior) {
-          if (prior.fingerprint !== idem.fingerprint) return { kind: 'idempotency_mismatch' };
-          return { kind: 'replayed', incident: toIncident(this.incidentRow(prior.incident_id)) };
-        }
+export const raisePanic = write((c, p: NewPanic, idem?: PanicKey): PanicResult => {
+  const run = c.db.transaction((): PanicResult => {
+    const now = c.clock();
+    if (idem) {
+      const prior = c.st.sosIdempotencyGet.get(p.userId, idem.key) as { fingerprint: string; incident_id: string } | undefined;
+      if (prior) {
+        if (prior.fingerprint !== idem.fingerprint) return { kind: 'idempotency_mismatch' };
+        return { kind: 'replayed', incident: toIncident(c.st.incidentById.get(prior.incident_id) as IncidentRow) };
       }
-      const result = this.panicOnce(p, now);
-      if (idem) this.st.sosIdempotencyInsert.run(p.userId, idem.key, idem.fingerprint, result.incident.id, now);
-      return result;
-    });
-    return run.immediate();
-  }
-
-  private panicOnce(p: NewPanic, now: number): Exclude<PanicResult, { kind: 'replayed' | 'idempotency_mismatch' }> {
-    const live = this.st.liveTimerOfUser.get(p.userId) as TimerRow | undefined;
-    const open = this.st.incidentOpenOfUser.get(p.userId) as IncidentRow | undefined;
-    if (open) {
-      const added = this.st.incidentAddSource.get({ id: open.id, source: 'panic' }) as IncidentRow | undefined;
-      const linked = live
-        ? (this.st.timerLinkToIncident.get({ id: live.id, incidentId: open.id, now }) as TimerRow | undefined)
-        : undefined;
-      const r = { kind: 'attached' as const, incident: toIncident(added ?? open), sourceAdded: added !== undefined };
-      return linked ? { ...r, timer: toTimer(linked) } : r;
     }
-    // the person's timer: the live one (expired now by the panic), else one a sweep expired whose incident is not open yet
-    const taken = live
-      ? (this.st.timerExpireByPanic.get({ id: live.id, now }) as TimerRow)
-      : (this.st.pendingTimerOfUser.get(p.userId) as TimerRow | undefined);
-    if (taken) {
-      const row = this.insertIncident(p, taken.id, now, taken);
-      if (row) return { kind: 'created', incident: toIncident(row), timer: toTimer(taken) };
-    }
-    const row = this.insertIncident(p, panicSlot(p.incidentId), now);
-    if (!row) throw new Error(`panic incident ${p.incidentId} was not inserted`);
-    return { kind: 'created', incident: toIncident(row) };
-  }
+    const result = panicOnce(c, p, now);
+    if (idem) c.st.sosIdempotencyInsert.run(p.userId, idem.key, idem.fingerprint, result.incident.id, now);
+    return result;
+  });
+  return run.immediate();
+});
 
-  /** The panic's own location wins; the timer's when the panic carries none. */
-  private insertIncident(p: NewPanic, timerId: string, now: number, timer?: TimerRow): IncidentRow | undefined {
-    const own = p.location !== undefined || p.locationName !== undefined;
-    return this.st.panicIncidentInsert.get({
-      id: p.incidentId,
-      timerId,
-      userId: p.userId,
-      now,
-      locationName: (own ? p.locationName : timer?.location_name) ?? null,
-      lat: (own ? p.location?.lat : timer?.lat) ?? null,
-      lng: (own ? p.location?.lng : timer?.lng) ?? null,
-      displayName: p.displayName ?? timer?.display_name ?? null,
-      // a timer's own escalation (pending) is the outbox when there is one
-      panicTexts: timer ? null : 'pending',
-    }) as IncidentRow | undefined;
+function panicOnce(c: Ctx, p: NewPanic, now: number): Exclude<PanicResult, { kind: 'replayed' | 'idempotency_mismatch' }> {
+  const live = c.st.liveTimerOfUser.get(p.userId) as TimerRow | undefined;
+  const open = c.st.incidentOpenOfUser.get(p.userId) as IncidentRow | undefined;
+  if (open) {
+    const added = c.st.incidentAddSource.get({ id: open.id, source: 'panic' }) as IncidentRow | undefined;
+    const linked = live ? (c.st.timerLinkToIncident.get({ id: live.id, incidentId: open.id, now }) as TimerRow | undefined) : undefined;
+    const r = { kind: 'attached' as const, incident: toIncident(added ?? open), sourceAdded: added !== undefined };
+    return linked ? { ...r, timer: toTimer(linked) } : r;
   }
-
-  private incidentRow(id: string): IncidentRow {
-    return this.st.incidentById.get(id) as IncidentRow;
+  // the person's timer: the live one (expired now by the panic), else one a sweep expired whose incident is not open yet
+  const taken = live
+    ? (c.st.timerExpireByPanic.get({ id: live.id, now }) as TimerRow)
+    : (c.st.pendingTimerOfUser.get(p.userId) as TimerRow | undefined);
+  if (taken) {
+    const row = insertIncident(c, p, taken.id, now, taken);
+    if (row) return { kind: 'created', incident: toIncident(row), timer: toTimer(taken) };
   }
-
-  pendingPanicTexts(limit: number): Incident[] {
-    return (this.st.incidentsPanicTextsPending.all(limit) as IncidentRow[]).map(toIncident);
-  }
-
-  markPanicTexted(incidentId: string): boolean {
-    return this.st.incidentPanicTexted.run(incidentId).changes === 1;
-  }
-
-  /** The warning stamps and their inbox entries in one transaction. */
-  claimWarnings(limit: number, w: WarningWindow): Warned[] {
-    if (w.beforeMs <= 0 || limit <= 0) return [];
-    const run = this.db.transaction((): Warned[] => {
-      const now = this.clock();
-      const rows = this.st.timersClaimWarning.all({ now, beforeMs: w.beforeMs, graceMs: w.graceMs, limit }) as TimerRow[];
-      return rows
-        .map(toTimer)
-        .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
-        .map((timer) => {
-          const n = this.insertNotification(warningNotification(timer, `ntf_${randomUUID()}`), now);
-          return n.created ? { timer, notification: n.notification } : { timer };
-        });
-    });
-    return run.immediate();
-  }
-
-  addNotification(n: NewNotification): { notification: Notification; created: boolean } {
-    return this.insertNotification(n, this.clock());
-  }
-
-  /** One transaction for the lot (one commit instead of one each). */
-  addNotifications(list: NewNotification[]): { notification: Notification; created: boolean }[] {
-    if (list.length === 0) return [];
-    const run = this.db.transaction(() => {
-      const now = this.clock();
-      return list.map((n) => this.insertNotification(n, now));
-    });
-    return run.immediate();
-  }
-
-  private insertNotification(n: NewNotification, now: number): { notification: Notification; created: boolean } {
-    const row = this.st.notificationInsert.get({
-      id: n.id,
-      userId: n.userId,
-      key: n.key,
-      kind: n.kind,
-      title: n.title,
-      body: n.body,
-      timerId: n.timerId ?? null,
-      incidentId: n.incidentId ?? null,
-      now,
-    }) as NotificationRow | undefined;
-    if (row) return { notification: toNotification(row), created: true };
-    return { notification: toNotification(this.st.notificationByKey.get(n.userId, n.key) as NotificationRow), created: false };
-  }
-
-  listNotifications(userId: string, q: NotificationQuery = {}): Notification[] {
-    const rows = this.st.notificationsPage.all({
-      userId,
-      unread: q.unread ? 1 : 0,
-      before: q.before?.createdAt.getTime() ?? null,
-      beforeId: q.before?.id ?? null,
-      limit: q.limit ?? PAGE_SIZE,
-    }) as NotificationRow[];
-    return rows.map(toNotification);
-  }
-
-  markNotificationRead(userId: string, id: string): Notification | null {
-    const row = this.st.notificationRead.get({ id, userId, now: this.clock() }) as NotificationRow | undefined;
-    return row ? toNotification(row) : null;
-  }
-
-  markAllNotificationsRead(userId: string): number {
-    return this.st.notificationsReadAll.run({ userId, now: this.clock() }).changes;
-  }
+  const row = insertIncident(c, p, panicSlot(p.incidentId), now);
+  if (!row) throw new Error(`panic incident ${p.incidentId} was not inserted`);
+  return { kind: 'created', incident: toIncident(row) };
 }
+
+/** The panic's own location wins; the timer's when the panic carries none. */
+function insertIncident(c: Ctx, p: NewPanic, timerId: string, now: number, timer?: TimerRow): IncidentRow | undefined {
+  const own = p.location !== undefined || p.locationName !== undefined;
+  return c.st.panicIncidentInsert.get({
+    id: p.incidentId,
+    timerId,
+    userId: p.userId,
+    now,
+    locationName: (own ? p.locationName : timer?.location_name) ?? null,
+    lat: (own ? p.location?.lat : timer?.lat) ?? null,
+    lng: (own ? p.location?.lng : timer?.lng) ?? null,
+    displayName: p.displayName ?? timer?.display_name ?? null,
+    // a timer's own escalation (pending) is the outbox when there is one
+    panicTexts: timer ? null : 'pending',
+  }) as IncidentRow | undefined;
+}
+
+export const pendingPanicTexts = read((c, limit: number): Incident[] =>
+  (c.st.incidentsPanicTextsPending.all(limit) as IncidentRow[]).map(toIncident),
+);
+
+export const markPanicTexted = write((c, incidentId: string): boolean => c.st.incidentPanicTexted.run(incidentId).changes === 1);
+
+/** The warning stamps and their inbox entries in one transaction. */
+export const claimWarnings = write((c, limit: number, w: WarningWindow): Warned[] => {
+  if (w.beforeMs <= 0 || limit <= 0) return [];
+  const run = c.db.transaction((): Warned[] => {
+    const now = c.clock();
+    const rows = c.st.timersClaimWarning.all({ now, beforeMs: w.beforeMs, graceMs: w.graceMs, limit }) as TimerRow[];
+    return rows
+      .map(toTimer)
+      .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
+      .map((timer) => {
+        const n = insertNotification(c, warningNotification(timer, `ntf_${randomUUID()}`), now);
+        return n.created ? { timer, notification: n.notification } : { timer };
+      });
+  });
+  return run.immediate();
+});
+
+export const addNotification = write((c, n: NewNotification): Created => insertNotification(c, n, c.clock()));
+
+/** One transaction for the lot (one commit instead of one each). */
+export const addNotifications = write((c, list: NewNotification[]): Created[] => {
+  if (list.length === 0) return [];
+  const run = c.db.transaction(() => {
+    const now = c.clock();
+    return list.map((n) => insertNotification(c, n, now));
+  });
+  return run.immediate();
+});
+
+function insertNotification(c: Ctx, n: NewNotification, now: number): Created {
+  const row = c.st.notificationInsert.get({
+    id: n.id,
+    userId: n.userId,
+    key: n.key,
+    kind: n.kind,
+    title: n.title,
+    body: n.body,
+    timerId: n.timerId ?? null,
+    incidentId: n.incidentId ?? null,
+    now,
+  }) as NotificationRow | undefined;
+  if (row) return { notification: toNotification(row), created: true };
+  return { notification: toNotification(c.st.notificationByKey.get(n.userId, n.key) as NotificationRow), created: false };
+}
+
+export const listNotifications = read((c, userId: string, q: NotificationQuery = {}): Notification[] => {
+  const rows = c.st.notificationsPage.all({
+    userId,
+    unread: q.unread ? 1 : 0,
+    before: q.before?.createdAt.getTime() ?? null,
+    beforeId: q.before?.id ?? null,
+    limit: q.limit ?? PAGE_SIZE,
+  }) as NotificationRow[];
+  return rows.map(toNotification);
+});
+
+export const markNotificationRead = write((c, userId: string, id: string): Notification | null => {
+  const row = c.st.notificationRead.get({ id, userId, now: c.clock() }) as NotificationRow | undefined;
+  return row ? toNotification(row) : null;
+});
+
+export const markAllNotificationsRead = write(
+  (c, userId: string): number => c.st.notificationsReadAll.run({ userId, now: c.clock() }).changes,
+);

@@ -1,13 +1,13 @@
 /**
- * SQL of the safety features (panic SOS, warnings, the inbox), prepared once like ./statements.ts.
- * `updated_at` of timers and incidents is `store_now()` (stamped once the write lock is held).
+ * SQL of the safety features (./safety.ts: panic SOS, warnings, the inbox), by name; prepared once
+ * with every other statement (./statements.ts). `updated_at` of timers and incidents is
+ * `store_now()` (stamped once the write lock is held). The panic also reads the person's live
+ * timer and an incident by id with the statements of ./timers-statements.ts and ./incidents-statements.ts.
  */
-import type Database from 'better-sqlite3';
 
 export const SAFETY_SQL = Object.freeze({
   // ── panic ─────────────────────────────────────────────────────────────────
   sosIdempotencyGet: 'SELECT fingerprint, incident_id FROM sos_idempotency WHERE user_id = ? AND key = ?',
-  incidentById: 'SELECT * FROM incidents WHERE id = ?',
   sosIdempotencyInsert: 'INSERT INTO sos_idempotency (user_id, key, fingerprint, incident_id, created_at) VALUES (?, ?, ?, ?, ?)',
   // index incidents_user_open; the newest if history left more than one open
   incidentOpenOfUser: `SELECT * FROM incidents WHERE user_id = ? AND status IN ('active','acknowledged')
@@ -16,7 +16,6 @@ export const SAFETY_SQL = Object.freeze({
   incidentAddSource: `UPDATE incidents SET sources = json_insert(COALESCE(sources, '["timer"]'), '$[#]', @source), updated_at = store_now()
     WHERE id = @id AND NOT EXISTS (SELECT 1 FROM json_each(COALESCE(incidents.sources, '["timer"]')) WHERE value = @source)
     RETURNING *`,
-  liveTimerOfUser: "SELECT * FROM timers WHERE user_id = ? AND status IN ('active','extended')",
   // a sweep expired it and has not opened its incident yet
   pendingTimerOfUser:
     "SELECT * FROM timers WHERE user_id = ? AND escalation = 'pending' AND incident_id IS NULL ORDER BY expires_at DESC LIMIT 1",
@@ -53,11 +52,3 @@ export const SAFETY_SQL = Object.freeze({
   notificationRead: 'UPDATE notifications SET read_at = COALESCE(read_at, @now) WHERE id = @id AND user_id = @userId RETURNING *',
   notificationsReadAll: 'UPDATE notifications SET read_at = @now WHERE user_id = @userId AND read_at IS NULL',
 });
-
-export type SafetyStatements = { readonly [K in keyof typeof SAFETY_SQL]: Database.Statement };
-
-export function prepareSafety(db: Database.Database): SafetyStatements {
-  const out = {} as Record<keyof typeof SAFETY_SQL, Database.Statement>;
-  for (const name of Object.keys(SAFETY_SQL) as (keyof typeof SAFETY_SQL)[]) out[name] = db.prepare(SAFETY_SQL[name]);
-  return Object.freeze(out);
-}

@@ -1,8 +1,8 @@
 /**
- * The group-commit statements of the SQLite store (../port-batch.ts), prepared once when the
- * store opens; the single-row statements they run inside one transaction are in ./statements.ts.
+ * The group-commit statements of the SQLite store (./batch.ts, ../port-batch.ts), by name; prepared
+ * once with every other statement (./statements.ts). The single-row writes a batch runs inside one
+ * transaction are those of ./incidents.ts, ./deliveries.ts and ./timers.ts.
  */
-import type Database from 'better-sqlite3';
 
 export const BATCH_SQL = Object.freeze({
   // ?: JSON array of timer ids
@@ -18,11 +18,3 @@ export const BATCH_SQL = Object.freeze({
       SELECT MIN(expires_at) AS t FROM timers WHERE status = 'active'
       UNION ALL SELECT MIN(expires_at) AS t FROM timers WHERE status = 'extended')`,
 });
-
-export type BatchStatements = { readonly [K in keyof typeof BATCH_SQL]: Database.Statement };
-
-export function prepareBatch(db: Database.Database): BatchStatements {
-  const out = {} as Record<keyof typeof BATCH_SQL, Database.Statement>;
-  for (const name of Object.keys(BATCH_SQL) as (keyof typeof BATCH_SQL)[]) out[name] = db.prepare(BATCH_SQL[name]);
-  return Object.freeze(out);
-}

@@ -1,0 +1,29 @@
+/**
+ * SQL of the incidents (./incidents.ts), by name; prepared once with every other statement
+ * (./statements.ts). A variable set of values is bound as one JSON array and read back with
+ * `json_each`; `updated_at` is `store_now()` (stamped once the write lock is held).
+ */
+
+export const INCIDENTS_SQL = Object.freeze({
+  incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence, meeting)
+    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence, @meeting)
+    ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
+  incidentById: 'SELECT * FROM incidents WHERE id = ?',
+  incidentByTimer: 'SELECT * FROM incidents WHERE timer_id = ?',
+  incidentsOldest: 'SELECT * FROM incidents ORDER BY created_at ASC, id ASC LIMIT @limit',
+  incidentsOldestByStatus: 'SELECT * FROM incidents WHERE status = @status ORDER BY created_at ASC, id ASC LIMIT @limit',
+  incidentsSince: `SELECT * FROM incidents WHERE (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  incidentsSinceByStatus: `SELECT * FROM incidents WHERE status = @status AND (updated_at > @since OR (updated_at = @since AND id > @sinceId))
+    ORDER BY updated_at ASC, id ASC LIMIT @limit`,
+  // @from: JSON array of the allowed current statuses
+  incidentAcknowledge: `UPDATE incidents SET status = @to, updated_at = store_now(), acknowledged_at = @now, acknowledged_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  incidentResolve: `UPDATE incidents SET status = @to, updated_at = store_now(), resolved_at = @now, resolved_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  // the false alarm and the all-clear it owes, in one write
+  incidentFalseAlarm: `UPDATE incidents SET status = 'false_alarm', all_clear = 'pending', updated_at = store_now(), resolved_at = @now, resolved_by = @by
+    WHERE id = @id AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  incidentsAllClearPending: "SELECT * FROM incidents WHERE all_clear = 'pending' ORDER BY updated_at LIMIT ?",
+  incidentAllClearDone: "UPDATE incidents SET all_clear = 'done', updated_at = store_now() WHERE id = ? AND all_clear = 'pending'",
+});

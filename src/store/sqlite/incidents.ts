@@ -1,0 +1,58 @@
+/** Incident operations of the SQLite store (SQL in ./incidents-statements.ts). */
+import type { Incident, IncidentStatus } from '../../domain/incident.js';
+import { PAGE_SIZE } from '../../domain/paging.js';
+import type { Timer } from '../../domain/timer.js';
+import type { ChangedSince } from '../port.js';
+import { read, write, type Ctx } from './ctx.js';
+import { incidentInsertParams, toIncident, type IncidentRow } from './rows.js';
+
+const incidentOrNull = (row: unknown): Incident | null => (row ? toIncident(row as IncidentRow) : null);
+
+/**
+ * The incident of an expired timer: inserted, or the one it already has (unique per timer,
+ * invariant 3). One place for both escalation paths: openIncident and the group commit (./batch.ts).
+ */
+export function openIncidentRow(c: Ctx, timer: Timer, fence: number, id: string, now: number): { incident: Incident; created: boolean } {
+  const inserted = c.st.incidentInsert.get(incidentInsertParams(timer, fence, id, now)) as IncidentRow | undefined;
+  if (inserted) return { incident: toIncident(inserted), created: true };
+  return { incident: toIncident(c.st.incidentByTimer.get(timer.id) as IncidentRow), created: false };
+}
+
+export const openIncident = write((c, timer: Timer, fence: number, id: string): { incident: Incident; created: boolean } =>
+  openIncidentRow(c, timer, fence, id, c.clock()),
+);
+
+export const getIncident = read((c, id: string): Incident | null => incidentOrNull(c.st.incidentById.get(id)));
+
+export const incidentForTimer = read((c, timerId: string): Incident | null => incidentOrNull(c.st.incidentByTimer.get(timerId)));
+
+export const listIncidents = read((c, filter: { status?: IncidentStatus } & ChangedSince = {}): Incident[] => {
+  const { status, since } = filter;
+  const st = since
+    ? status
+      ? c.st.incidentsSinceByStatus
+      : c.st.incidentsSince
+    : status
+      ? c.st.incidentsOldestByStatus
+      : c.st.incidentsOldest;
+  const rows = st.all({
+    status: status ?? null,
+    since: since?.getTime() ?? null,
+    sinceId: filter.sinceId ?? null,
+    limit: filter.limit ?? PAGE_SIZE,
+  }) as IncidentRow[];
+  return rows.map(toIncident);
+});
+
+export const transitionIncident = write(
+  (c, id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Incident | null => {
+    const st = to === 'acknowledged' ? c.st.incidentAcknowledge : to === 'false_alarm' ? c.st.incidentFalseAlarm : c.st.incidentResolve;
+    return incidentOrNull(st.get({ id, to, by, from: JSON.stringify(from), now: c.clock() }));
+  },
+);
+
+export const pendingAllClears = read((c, limit: number): Incident[] =>
+  (c.st.incidentsAllClearPending.all(limit) as IncidentRow[]).map(toIncident),
+);
+
+export const markAllClearDone = write((c, incidentId: string): boolean => c.st.incidentAllClearDone.run(incidentId).changes === 1);
