@@ -36,7 +36,7 @@ import { Scheduler } from '../worker/scheduler.js';
 import type { Sweeper } from '../worker/sweeper.js';
 import { Warner } from '../worker/warner.js';
 import type { Adapters, OnClose } from './adapters.js';
-import { HTTP_FORCE_CLOSE_MS, HTTP_TIMEOUT_CHECK_MS, TRAIL_LIMIT } from './tuning.js';
+import { HTTP_FORCE_CLOSE_MS, httpTimeoutCheckMs, TRAIL_LIMIT } from './tuning.js';
 import { buildWorkers, workerSettings } from './workers.js';
 
 export interface Services {
@@ -72,10 +72,7 @@ export async function startServices(
       headersTimeout: config.http.headersTimeoutMs,
       requestTimeout: config.http.requestTimeoutMs,
       keepAliveTimeout: config.http.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.max(
-        HTTP_TIMEOUT_CHECK_MS.min,
-        Math.min(HTTP_TIMEOUT_CHECK_MS.max, Math.floor(config.http.headersTimeoutMs / 4)),
-      ),
+      connectionsCheckingInterval: httpTimeoutCheckMs(config.http.headersTimeoutMs),
     },
     (req, res) => {
       if (app) app(req, res);

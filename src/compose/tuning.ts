@@ -20,7 +20,7 @@ export const SWEEP_BEHIND_READ_MS = 20;
 /** Incidents first during a burst, but no text is held back longer than this (Dispatcher `yieldMaxMs`). */
 export const TEXTS_HELD_MAX_MS = 5000;
 
-/** A trail answer carries at most this many fixes, the latest: enough for hours of walking at the fix rate, small enough for one answer (LocationService `trailLimit`). */
+/** A trail answer carries at most this many fixes, the latest: the recent path for the moderator's card, bounded so one answer stays small (LocationService `trailLimit`). */
 export const TRAIL_LIMIT = 500;
 
 /** At shutdown idle connections close at once; one still busy this long after is closed by force, so a slow client cannot hold the shutdown. */
@@ -28,7 +28,7 @@ export const HTTP_FORCE_CLOSE_MS = 2000;
 
 /**
  * How often Node enforces the headers and request timeouts (default 30 s: a slow client would
- * hold its socket far past HTTP_HEADERS_TIMEOUT_MS): a quarter of the headers timeout, within
- * these bounds so the check is neither a busy loop nor late.
+ * hold its socket far past HTTP_HEADERS_TIMEOUT_MS): a quarter of the headers timeout, between
+ * 100 ms and 1 s so the check is neither a busy loop nor late.
  */
-export const HTTP_TIMEOUT_CHECK_MS = { min: 100, max: 1000 } as const;
+export const httpTimeoutCheckMs = (headersTimeoutMs: number): number => Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
