@@ -43,10 +43,11 @@ module.exports = {
       to: { path: ['^src/http/', '^src/worker/', '^src/realtime/server\\.ts$', '^src/main\\.ts$'] },
     },
     {
-      name: 'only-main-knows-adapters',
-      comment: 'Adapters are chosen in main.ts; everything else depends on ports.',
+      name: 'only-the-composition-root-chooses-adapters',
+      comment:
+        'The composition root (src/main.ts and src/compose/) chooses the adapters in one file, compose/adapters.ts; the rest of it, and everything else, depends on ports.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/main\\.ts$', ...ADAPTERS] },
+      from: { path: '^src/', pathNot: ['^src/compose/adapters\\.ts$', ...ADAPTERS] },
       to: { path: ADAPTERS },
     },
     {

@@ -12,7 +12,7 @@ import { expect, it } from 'vitest';
 import type { Cluster } from '../helpers/cluster.js';
 import type { Progress, Tally } from '../helpers/cluster-store.js';
 import { eventually } from '../helpers/vigil.js';
-import { KEPT_LEASE_LOST } from '../../src/worker/sweeper.js';
+import { KEPT_LEASE_LOST } from '../../src/worker/sweep-lease.js';
 import {
   allSweeps,
   at,

@@ -8,16 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
 import type { Lock } from '../../src/lock/port.js';
 import { RedisLock } from '../../src/lock/redis-lock.js';
-import { createLogger } from '../../src/log.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper, type SweepSettings } from '../../src/worker/sweeper.js';
+import type { Sweeper, SweepSettings } from '../../src/worker/sweeper.js';
 import { startRedis, type RedisServer } from './redis-server.js';
+import { testWorkers } from './workers.js';
 
 export interface SweepSuite {
   server(): RedisServer;
@@ -94,13 +92,5 @@ export function sweeperOver(
   metrics: Metrics,
   settings: Pick<SweepSettings, 'lockName' | 'lockTtlMs' | 'batchSize'> & Partial<SweepSettings>,
 ): Sweeper {
-  const log = createLogger({ level: 'silent' });
-  const escalator = new Escalator(
-    store,
-    { publish() {} },
-    metrics,
-    log,
-    new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }),
-  );
-  return new Sweeper(store, lock, escalator, metrics, log, { concurrency: 1, maxEscalationAttempts: 5, ...settings });
+  return testWorkers(store, { lock, metrics, sweep: settings }).sweeper;
 }

@@ -23,10 +23,8 @@ import type { VigilEvent } from '../../src/realtime/events.js';
 import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import type { Store } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../../src/worker/dispatcher.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
 import { eventually, startTestVigil } from '../helpers/vigil.js';
+import { testWorkers } from '../helpers/workers.js';
 
 type Step = 'ok' | 'hold' | { retryable: boolean; code: string };
 
@@ -107,25 +105,19 @@ async function world(opts: { escalatorStore?: (s: Store) => Store } = {}) {
   const limits = makeLimits({ minSeconds: 1, maxSeconds: 86_400, maxExtensions: 10, maxTotalSeconds: 172_800 });
   const service = (s: Store) => new TimerService(s, publisher, limits, metrics, smsBudget);
   const timers = service(store);
-  const escalator = new Escalator(opts.escalatorStore?.(store) ?? store, publisher, metrics, log, smsBudget);
-  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, {
-    lockName: 'allclear',
-    lockTtlMs: 10_000,
-    batchSize: 100,
-    concurrency: 4,
-    maxEscalationAttempts: 3,
-  });
   const carrier = new ScriptedCarrier();
-  // backoff: exactly half the ceiling (1 s) after the first attempt
-  const dispatcher = new Dispatcher(
-    store,
+  const { sweeper, dispatcher } = testWorkers(store, {
+    lock: new InProcessLock(clock),
     carrier,
-    publisher,
     metrics,
     log,
-    { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 1000, capMs: 1000 } },
-    () => 0.5,
-  );
+    events: publisher,
+    smsBudget,
+    sweep: { lockName: 'allclear', lockTtlMs: 10_000, batchSize: 100, concurrency: 4, maxEscalationAttempts: 3 },
+    dispatch: { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 1000, capMs: 1000 } },
+    // backoff: exactly half the ceiling (1 s) after the first attempt
+    overrides: { escalatorStore: opts.escalatorStore?.(store), random: () => 0.5 },
+  });
   let people = 0;
 
   return {

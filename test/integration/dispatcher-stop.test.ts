@@ -6,19 +6,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
 import { deliveryKey, type AttemptResult } from '../../src/domain/delivery.js';
-import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import type { Store } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../../src/worker/dispatcher.js';
-import { Escalator } from '../../src/worker/escalator.js';
 import { Scheduler } from '../../src/worker/scheduler.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
 import { gate, hookedStore } from '../helpers/slow-store.js';
+import { testWorkers } from '../helpers/workers.js';
 
 /** Records when each send started and ended (performance.now()). */
 class RecordingCarrier implements Carrier {
@@ -77,14 +73,13 @@ describe('dispatcher stop', () => {
     const claiming = gate();
     const carrier = new RecordingCarrier();
     const metrics = createMetrics({ replica: 't', collectDefault: false });
-    const dispatcher = new Dispatcher(
-      hookedStore(store, { claimDeliveries: claiming.wait }),
+    const { dispatcher } = testWorkers(store, {
       carrier,
-      { publish() {} },
       metrics,
       log,
-      settings,
-    );
+      dispatch: settings,
+      overrides: { dispatcherStore: hookedStore(store, { claimDeliveries: claiming.wait }) },
+    });
 
     const tick = dispatcher.tick();
     await claiming.reached;
@@ -110,14 +105,13 @@ describe('dispatcher stop', () => {
     const carrier = new RecordingCarrier();
     const metrics = createMetrics({ replica: 't', collectDefault: false });
     const slow = hookedStore(store, { claimDeliveries: claiming.wait });
-    const dispatcher = new Dispatcher(slow, carrier, { publish() {} }, metrics, log, settings);
-    const budget = new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 });
-    const sweeper = new Sweeper(store, new InProcessLock(), new Escalator(store, { publish() {} }, metrics, log, budget), metrics, log, {
-      lockName: 'sweep',
-      lockTtlMs: 10_000,
-      batchSize: 10,
-      maxEscalationAttempts: 5,
-      concurrency: 2,
+    const { sweeper, dispatcher } = testWorkers(store, {
+      carrier,
+      metrics,
+      log,
+      sweep: { lockName: 'sweep', lockTtlMs: 10_000, batchSize: 10, maxEscalationAttempts: 5, concurrency: 2 },
+      dispatch: settings,
+      overrides: { dispatcherStore: slow },
     });
     const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, '* * * * * *');
     scheduler.start();

@@ -10,16 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
-import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../../src/worker/dispatcher.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
 import { LatencyCarrier } from '../helpers/recording-carrier.js';
 import { eventually } from '../helpers/vigil.js';
+import { testWorkers } from '../helpers/workers.js';
 
 const log = createLogger({ level: 'silent' });
 const TIMERS = 600;
@@ -49,22 +45,15 @@ describe('escalation first, then texts', () => {
   /** Sweep the backlog while the dispatcher ticks on every turn of the event loop; when each side worked. */
   async function burst(maxYieldMs: number) {
     const metrics = createMetrics({ replica: 't', collectDefault: false });
-    const budget = new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }, { log });
-    const sweeper = new Sweeper(store, new InProcessLock(), new Escalator(store, { publish() {} }, metrics, log, budget), metrics, log, {
-      lockName: 'sweep',
-      lockTtlMs: 60_000,
-      batchSize: 100,
-      groupSize: 25,
-      concurrency: 1,
-      maxEscalationAttempts: 5,
-    });
     const carrier = new LatencyCarrier(5);
-    const dispatcher = new Dispatcher(store, carrier, { publish() {} }, metrics, log, {
-      maxInFlight: 64,
-      leaseMs: 30_000,
-      retry: { maxAttempts: 6, baseMs: 1000, capMs: 10_000 },
-      yieldTo: () => sweeper.escalatingBacklog(),
-      yieldMaxMs: maxYieldMs,
+    const { sweeper, dispatcher } = testWorkers(store, {
+      carrier,
+      metrics,
+      log,
+      sweep: { lockName: 'sweep', lockTtlMs: 60_000, batchSize: 100, groupSize: 25, concurrency: 1, maxEscalationAttempts: 5 },
+      dispatch: { maxInFlight: 64, leaseMs: 30_000, retry: { maxAttempts: 6, baseMs: 1000, capMs: 10_000 } },
+      // this replica's sweep only (no SweepBacklog)
+      holdTexts: { maxMs: maxYieldMs },
     });
     let sweeping = true;
     const ticking = (async () => {

@@ -18,7 +18,8 @@ import type { LatestFixes } from '../../src/location/port.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Escalator } from '../../src/worker/escalator.js';
+import type { Escalator } from '../../src/worker/escalator.js';
+import { testWorkers } from '../helpers/workers.js';
 
 const log = pino({ level: 'silent' });
 const ARMED = { lat: 37.7749, lng: -122.4194 };
@@ -51,8 +52,12 @@ function build(cache: LatestFixes) {
     { minIntervalMs: 0, perMinute: 1000, followUpMeters: 500, trailLimit: 100, flushMs: 60_000 },
     log,
   );
-  const escalator = new Escalator(store, location.flushingOnEnd(publisher), createMetrics({ replica: 't' }), log, budget, undefined, {
-    location,
+  const { escalator } = testWorkers(store, {
+    events: location.flushingOnEnd(publisher),
+    metrics: createMetrics({ replica: 't' }),
+    log,
+    smsBudget: budget,
+    escalation: { location },
   });
   return { location, escalator };
 }

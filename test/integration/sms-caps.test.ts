@@ -20,10 +20,8 @@ import { createMetrics } from '../../src/metrics.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
 import { TwilioCarrier } from '../../src/sms/twilio.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../../src/worker/dispatcher.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
+import { testWorkers } from '../helpers/workers.js';
 import { FROM } from './sms-support.js';
 
 const HOUR = 3_600_000;
@@ -65,19 +63,16 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
     metrics,
     smsBudget,
   );
-  const escalator = new Escalator(store, publisher, metrics, log, smsBudget);
-  const sweeper = new Sweeper(store, new InProcessLock(clock), escalator, metrics, log, {
-    lockName: 'caps',
-    lockTtlMs: 10_000,
-    batchSize: 100,
-    concurrency: 4,
-    maxEscalationAttempts: 5,
-  });
   const carrier = new TwilioCarrier({ accountSid: tw.accountSid, authToken: tw.authToken, from: FROM, baseUrl: tw.url, timeoutMs: 2000 });
-  const dispatcher = new Dispatcher(store, carrier, publisher, metrics, log, {
-    maxInFlight: 50,
-    leaseMs: 30_000,
-    retry: { maxAttempts: 3, baseMs: 20, capMs: 200 },
+  const { sweeper, dispatcher } = testWorkers(store, {
+    lock: new InProcessLock(clock),
+    carrier,
+    metrics,
+    log,
+    events: publisher,
+    smsBudget,
+    sweep: { lockName: 'caps', lockTtlMs: 10_000, batchSize: 100, concurrency: 4, maxEscalationAttempts: 5 },
+    dispatch: { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 20, capMs: 200 } },
   });
 
   let people = 0;
@@ -174,13 +169,11 @@ describe('per-incident cap (SOS + all-clear together)', () => {
     const a = await p.sos();
     expect(sos(a.deliveries)).toHaveLength(2);
     const timer = (await w.store.getTimer(a.timerId))!;
-    await new Escalator(
-      w.store,
-      { publish: () => {} },
-      w.metrics,
-      createLogger({ level: 'silent' }),
-      new SmsBudget(w.store, { maxPerIncident: 2, maxPerUserPerDay: 60 }),
-    ).escalate(timer, 1);
+    const { escalator } = testWorkers(w.store, {
+      metrics: w.metrics,
+      smsBudget: new SmsBudget(w.store, { maxPerIncident: 2, maxPerUserPerDay: 60 }),
+    });
+    await escalator.escalate(timer, 1);
     expect((await w.store.deliveriesFor([a.incidentId])).map((d) => d.key).sort()).toEqual(a.deliveries.map((d) => d.key).sort());
   });
 });

@@ -13,9 +13,9 @@ import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { RateLimitedCarrier } from '../../src/sms/rate-limited.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../../src/worker/dispatcher.js';
 import { LatencyCarrier } from '../helpers/recording-carrier.js';
 import { eventually } from '../helpers/vigil.js';
+import { testWorkers } from '../helpers/workers.js';
 
 /** The most sends any window of `windowMs` holds (windows starting at each send: the worst case). */
 function busiestWindow(times: number[], windowMs: number): number {
@@ -81,11 +81,11 @@ describe('sms pacing', () => {
     const limited = new RateLimitedCarrier(fake, N);
     const metrics = createMetrics({ replica: 'pacing', collectDefault: false });
     // a lease of 2 s: claims must stay within what starts in 1 s, or leased deliveries would lapse while queued
-    const dispatcher = new Dispatcher(store, limited, { publish() {} }, metrics, log, {
-      maxInFlight: 500,
-      leaseMs: 2000,
-      retry: { maxAttempts: 3, baseMs: 10, capMs: 20 },
-      pacing: limited,
+    const { dispatcher } = testWorkers(store, {
+      carrier: limited,
+      metrics,
+      log,
+      dispatch: { maxInFlight: 500, leaseMs: 2000, retry: { maxAttempts: 3, baseMs: 10, capMs: 20 }, pacing: limited },
     });
     try {
       await eventually(

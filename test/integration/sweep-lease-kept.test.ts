@@ -13,13 +13,12 @@ import { createLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../../src/worker/dispatcher.js';
 import { Scheduler } from '../../src/worker/scheduler.js';
 import { type Sweeper } from '../../src/worker/sweeper.js';
-import { RecordingCarrier } from '../helpers/recording-carrier.js';
 import { REDIS_MISSING, redisAvailable } from '../helpers/redis-server.js';
 import { armDue, sweeperOver as sweeperOf, sweepSuite } from '../helpers/sweep-suite.js';
 import { eventually } from '../helpers/vigil.js';
+import { testWorkers } from '../helpers/workers.js';
 
 const log = createLogger({ level: 'silent' });
 
@@ -163,21 +162,18 @@ describe.skipIf(!redisAvailable())(suite, () => {
   });
 
   describe('with the scheduler', () => {
-    function schedulerOver(sweeper: Sweeper, metrics: Metrics, ttlMs: number, keepLeaseMs: number): Scheduler {
-      const dispatcher = new Dispatcher(store, new RecordingCarrier(), { publish() {} }, metrics, log, {
-        maxInFlight: 10,
-        leaseMs: 30_000,
-        retry: { maxAttempts: 3, baseMs: 10, capMs: 20 },
-      });
-      return new Scheduler(sweeper, dispatcher, metrics, log, '* * * * * *', { store, maxAheadMs: ttlMs, keepLeaseMs });
-    }
-
     /** Replica A with a scheduler (keepLeaseMs 5 s), another replica's lock client, and a timer due in 3 s; `start` starts A and waits until it keeps the lease for that timer. */
     async function keeping(ttlMs: number) {
       const lockName = `sweep-${randomUUID()}`;
       const metrics = createMetrics({ replica: 'a', collectDefault: false });
-      const a = sweeperOver(store, await connect(), metrics, lockName, ttlMs, 5000);
-      const scheduler = schedulerOver(a, metrics, ttlMs, 5000);
+      const keepLeaseMs = 5000;
+      const { sweeper: a, dispatcher } = testWorkers(store, {
+        lock: await connect(),
+        metrics,
+        log,
+        sweep: { lockName, lockTtlMs: ttlMs, batchSize: 50, keepLeaseMs },
+      });
+      const scheduler = new Scheduler(a, dispatcher, metrics, log, '* * * * * *', { store, maxAheadMs: ttlMs, keepLeaseMs });
       const other = await connect();
       await armIn(store, 'near', 3000);
       const start = async () => {

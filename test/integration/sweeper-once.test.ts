@@ -7,14 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SmsBudget } from '../../src/app/sms-budget.js';
-import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Escalator } from '../../src/worker/escalator.js';
-import { Sweeper } from '../../src/worker/sweeper.js';
 import { armDue } from '../helpers/sweep-suite.js';
+import { testWorkers } from '../helpers/workers.js';
 
 const log = createLogger({ level: 'silent' });
 
@@ -34,16 +31,19 @@ describe('sweeper: repairs and warnings of every shard', () => {
   function sweeper(onceEveryMs?: number) {
     const runs = { warnings: 0, panics: 0 };
     const metrics = createMetrics({ replica: 't', collectDefault: false });
-    const budget = new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 });
-    const s = new Sweeper(store, new InProcessLock(), new Escalator(store, { publish() {} }, metrics, log, budget), metrics, log, {
-      lockName: 'sweep',
-      lockTtlMs: 10_000,
-      batchSize: 10,
-      maxEscalationAttempts: 5,
-      concurrency: 1,
-      onceEveryMs,
-      warnings: { run: async () => (runs.warnings++, 0) },
-      panics: { repair: async () => (runs.panics++, 0) },
+    const { sweeper: s } = testWorkers(store, {
+      metrics,
+      log,
+      sweep: {
+        lockName: 'sweep',
+        lockTtlMs: 10_000,
+        batchSize: 10,
+        maxEscalationAttempts: 5,
+        concurrency: 1,
+        onceEveryMs,
+        warnings: { run: async () => (runs.warnings++, 0) },
+        panics: { repair: async () => (runs.panics++, 0) },
+      },
     });
     return { s, runs };
   }

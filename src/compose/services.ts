@@ -1,0 +1,195 @@
+/**
+ * The services wired to the adapters: the HTTP server with Socket.IO and the Express app, the
+ * use cases the API and the workers share (timers, incidents, panic, moderation, location,
+ * the SMS budget), the workers (./workers.ts), the scheduler of the ticks and the location
+ * flusher. Knows ports only; which adapter serves each is ./adapters.ts's choice.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { IncidentService } from '../app/incidents.js';
+import { newId } from '../app/ids.js';
+import { LocationService } from '../app/location.js';
+import { ModerationService } from '../app/moderation.js';
+import { NotificationService } from '../app/notifications.js';
+import { PanicService } from '../app/panic.js';
+import { SmsBudget } from '../app/sms-budget.js';
+import { TimerService } from '../app/timers.js';
+import type { Config } from '../config.js';
+import { consoleRouter } from '../console/router.js';
+import { makeLimits } from '../domain/limits.js';
+import { contactsTextedNotification } from '../domain/notification.js';
+import { createApp } from '../http/app.js';
+import { answerClientErrors } from '../http/client-errors.js';
+import { openapiDocument } from '../http/openapi.js';
+import { createRateLimits } from '../http/rate-limit.js';
+import { receiptRoutes } from '../http/routes/receipts.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { attachLocationMessages } from '../realtime/location-socket.js';
+import { createRealtime } from '../realtime/server.js';
+import { reportingDeadlines } from '../worker/deadline-events.js';
+import type { Dispatcher } from '../worker/dispatcher.js';
+import { LocationFlusher } from '../worker/location-flush.js';
+import { RetentionJob } from '../worker/retention.js';
+import { Scheduler } from '../worker/scheduler.js';
+import type { Sweeper } from '../worker/sweeper.js';
+import { Warner } from '../worker/warner.js';
+import type { Adapters, OnClose } from './adapters.js';
+import { HTTP_FORCE_CLOSE_MS, httpTimeoutCheckMs, TRAIL_LIMIT } from './tuning.js';
+import { buildWorkers, workerSettings } from './workers.js';
+
+export interface Services {
+  /** the Express app (for tests that walk its routes) */
+  app: Express;
+  /** the port the HTTP server listens on */
+  port: number;
+  sweeper: Sweeper;
+  dispatcher: Dispatcher;
+  scheduler: Scheduler;
+  location: LocationService;
+  retention: RetentionJob;
+  flusher: LocationFlusher;
+}
+
+/**
+ * Wire every service to `adapters` and listen; each closing step is registered once what it
+ * closes runs. `draining` turns readiness off (shutdown began). Ticks start later (`Scheduler.start`).
+ */
+export async function startServices(
+  config: Config,
+  adapters: Adapters,
+  { log, metrics, draining }: { log: Logger; metrics: Metrics; draining: () => boolean },
+  onClose: OnClose,
+): Promise<Services> {
+  const { store, lock, carrier, pacing, latestFixes, fanout, limitStoreFor, tracing } = adapters;
+  const limits = makeLimits(config.limits);
+  // Express must be the server's own request handler before Socket.IO attaches: Socket.IO
+  // then takes its /socket.io/ requests and passes every other request on to Express.
+  let app: Express | undefined;
+  const http: Server = createServer(
+    {
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      keepAliveTimeout: config.http.keepAliveTimeoutMs,
+      connectionsCheckingInterval: httpTimeoutCheckMs(config.http.headersTimeoutMs),
+    },
+    (req, res) => {
+      if (app) app(req, res);
+      else res.writeHead(503).end();
+    },
+  );
+  // connection caps: slow or idle clients cannot hold sockets forever
+  http.maxConnections = config.http.maxConnections > 0 ? config.http.maxConnections : Infinity;
+  answerClientErrors(http);
+  const realtime = createRealtime(http, {
+    jwtSecret: config.jwtSecret,
+    tokenPolicy: config.tokens,
+    perUser: config.sockets.perUser,
+    metrics,
+    log,
+    fanout,
+  });
+  const rateLimits = createRateLimits(config.rateLimit, log, limitStoreFor);
+  onClose(async () => rateLimits.close());
+  const smsBudget = new SmsBudget(
+    store,
+    { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
+    { log, metrics },
+  );
+  const location = new LocationService(
+    store,
+    latestFixes,
+    realtime.publisher,
+    smsBudget,
+    {
+      minIntervalMs: config.location.minIntervalMs,
+      perMinute: config.location.perMinute,
+      followUpMeters: config.location.followUpMeters,
+      trailLimit: TRAIL_LIMIT,
+      flushMs: config.location.flushMs,
+    },
+    log,
+    { inc: (outcome) => metrics.locationFixes.inc({ outcome }) },
+  );
+  attachLocationMessages(realtime.io, location, log);
+  // a timer that ends (safe, cancelled, expired) has its buffered fixes stored at once
+  const events = location.flushingOnEnd(realtime.publisher);
+  // arming or extending here moves this replica's next wake-up earlier (the scheduler exists later)
+  let onDeadline: (at: Date) => void = () => undefined;
+  const timerEvents = reportingDeadlines(events, (at) => onDeadline(at));
+  const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
+  const notifications = new NotificationService(store, realtime.publisher);
+  const incidents = new IncidentService(store, realtime.publisher, metrics, notifications);
+  const panic = new PanicService(store, realtime.publisher, metrics, smsBudget, tracing);
+  const moderation = new ModerationService(store, realtime.publisher, metrics);
+  const expressApp = createApp({
+    store,
+    timers,
+    incidents,
+    location,
+    safety: { panic, notifications },
+    moderation,
+    metrics,
+    log,
+    tracing,
+    jwtSecret: config.jwtSecret,
+    tokenPolicy: config.tokens,
+    bodyLimit: config.bodyLimit,
+    rateLimit: rateLimits.middleware,
+    trustProxy: config.trustProxy,
+    draining,
+    openapi: openapiDocument(limits),
+    extra: [
+      { path: '/console', router: consoleRouter() },
+      {
+        path: '/v1/receipts',
+        router: receiptRoutes({
+          store,
+          events: realtime.publisher,
+          authToken: config.sms.twilio?.authToken,
+          publicUrl: config.sms.twilio?.statusCallbackUrl,
+          log,
+          metrics,
+          bodyLimit: config.bodyLimit,
+        }),
+      },
+    ],
+  });
+  app = expressApp;
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(config.port, config.host, () => resolve());
+  });
+  onClose(async () => {
+    await realtime.close();
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => http.closeAllConnections(), HTTP_FORCE_CLOSE_MS);
+      http.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      http.closeIdleConnections();
+    });
+  });
+
+  const warnings = new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize });
+  const onSosSent = (d: { incidentId: string; userId: string }) =>
+    notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf')));
+  const { sweeper, dispatcher } = buildWorkers(
+    { store, lock, carrier, metrics, log, events, smsBudget, tracing },
+    workerSettings(config, { panics: panic, warnings, pacing, onSosSent, location }),
+  );
+  const { sweep } = config;
+  const wake = sweep.wakeUps ? { store, maxAheadMs: sweep.lockTtlMs, keepLeaseMs: sweep.keepLeaseMs } : undefined;
+  const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: sweep.lockTtlMs });
+  const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, sweep.cron, wake, { job: retention, cron: config.retention.cron });
+  onDeadline = (at) => scheduler.deadlineAt(at);
+  onClose(() => scheduler.stop());
+  // stopped before the store closes: its last flush stores what this replica still buffers
+  const flusher = new LocationFlusher(location, config.location.flushMs, log);
+  onClose(() => flusher.stop());
+
+  const port = (http.address() as AddressInfo).port;
+  return { app: expressApp, port, sweeper, dispatcher, scheduler, location, retention, flusher };
+}
