@@ -50,6 +50,8 @@ export function configTables(): string {
   const listed = ENV_GROUPS.flatMap(([, vars]) => Object.keys(vars));
   const missing = Object.keys(SHAPE).filter((k) => !listed.includes(k));
   if (missing.length > 0) throw new Error(`variables in no group of ENV_GROUPS: ${missing.join(', ')}`);
+  const twice = listed.filter((k, i) => listed.indexOf(k) !== i);
+  if (twice.length > 0) throw new Error(`variables in two groups of ENV_GROUPS (the later one wins): ${twice.join(', ')}`);
   return ENV_GROUPS.map(([title, vars]) => {
     const rows = Object.entries(vars).map(([name, schema]) => {
       const doc = envDoc(name, schema);
