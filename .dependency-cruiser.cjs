@@ -1,6 +1,7 @@
 /**
  * The layering of src/, checked by `npm run lint:layers` (part of `npm test`).
- * docs/architecture.md draws the same picture.
+ * docs/architecture.md draws the same picture; its table of these rules is generated from
+ * each rule's name and comment (`npm run docs`), so every rule carries a comment.
  */
 const ADAPTERS = [
   '^src/store/(sqlite|mongo)/',
@@ -52,13 +53,15 @@ module.exports = {
     },
     {
       name: 'adapters-do-not-know-each-other',
-      comment: 'One adapter per file: an adapter imports its port and domain types, not another adapter.',
+      comment:
+        'One adapter per file: an adapter imports its port and domain types, not another adapter (the SQLite store does not import the Mongo one).',
       severity: 'error',
       from: { path: '^src/store/sqlite/' },
       to: { path: '^src/store/mongo/' },
     },
     {
       name: 'adapters-do-not-know-each-other-mongo',
+      comment: 'The same the other way: the Mongo store does not import the SQLite one.',
       severity: 'error',
       from: { path: '^src/store/mongo/' },
       to: { path: '^src/store/sqlite/' },
@@ -72,12 +75,14 @@ module.exports = {
     },
     {
       name: 'no-circular',
+      comment: 'No import cycle, between files or between folders.',
       severity: 'error',
       from: { path: '^src/' },
       to: { circular: true },
     },
     {
       name: 'src-does-not-import-tests',
+      comment: 'The product never imports test/ or scripts/ (tests and scripts import src/, not the other way).',
       severity: 'error',
       from: { path: '^src/' },
       to: { path: '^(test|scripts)/' },

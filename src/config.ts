@@ -7,131 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import cron from 'node-cron';
-import { z } from 'zod';
-import { MAX_SWEEP_SHARDS } from './domain/sweep-shard.js';
+import { CLUSTER_MAX_IN_FLIGHT, EMBEDDED_MAX_IN_FLIGHT, EnvSchema, type Env } from './config/env.js';
 
-const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
-const optStr = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-
-/**
- * Default sends in flight: one process carries a burst's texts alone; replicas share the
- * carrier account's concurrency and, on one host, the cores: 3 replicas × 32 is one
- * process's 96. Measured in docs/performance.md.
- */
-const EMBEDDED_MAX_IN_FLIGHT = 96;
-const CLUSTER_MAX_IN_FLIGHT = 32;
-
-export const EnvSchema = z.object({
-  PORT: int(3000).pipe(z.number().max(65535)),
-  HOST: z.string().default('0.0.0.0'),
-  DATA_DIR: z.string().default('./data'),
-  MONGODB_URI: optStr,
-  REDIS_URL: optStr,
-  JWT_SECRET: optStr.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  REPLICA_ID: optStr,
-  TIMER_MIN_SECONDS: int(60, 1),
-  TIMER_MAX_SECONDS: int(86400, 1),
-  TIMER_MAX_EXTENSIONS: int(10),
-  TIMER_MAX_TOTAL_SECONDS: int(172800, 1),
-  SWEEP_CRON: z
-    .string()
-    .default('* * * * * *')
-    .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
-  /** on: also wake at the next deadline (docs/performance-notes.md); off: sweep on the cron tick only (an API-only replica: off and a rare cron) */
-  SWEEP_WAKE_UPS: z.enum(['on', 'off']).default('on'),
-  /** keep the sweep lease after a sweep while the next deadline is at most this far away (ms; 0: take and release it every sweep) */
-  SWEEP_KEEP_LEASE_MS: int(1000, 0),
-  SWEEP_BATCH_SIZE: int(100, 1),
-  /** sweep shards (src/domain/sweep-shard.ts): up to this many replicas escalate at once, each its own timers; 1 = one sweeper */
-  SWEEP_SHARDS: int(1, 1).pipe(z.number().max(MAX_SWEEP_SHARDS, `must be at most ${MAX_SWEEP_SHARDS}`)),
-  RETENTION_DAYS: int(30, 0),
-  RETENTION_CRON: z
-    .string()
-    .default('0 17 3 * * *')
-    .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression'),
-  RETENTION_BATCH_SIZE: int(500, 1),
-  RETENTION_MAX_BATCHES: int(20, 1),
-  RETENTION_LOCK_NAME: z.string().min(1).default('vigil:retention'),
-  SWEEP_CONCURRENCY: int(16, 1),
-  ESCALATION_MAX_ATTEMPTS: int(5, 1),
-  WARNING_BEFORE_SECONDS: int(120),
-  GRACE_SECONDS: int(0),
-  LOCK_NAME: z.string().min(1).default('vigil:sweep'),
-  LOCK_TTL_MS: int(10000, 100),
-  DELIVERY_MAX_ATTEMPTS: int(6, 1),
-  DELIVERY_BACKOFF_BASE_MS: int(2000, 1),
-  DELIVERY_BACKOFF_CAP_MS: int(300000, 1),
-  DELIVERY_LEASE_MS: int(30000, 100),
-  /** unset → 96 on one process (embedded), 32 per replica in cluster mode (several replicas share the carrier and its limits) */
-  DELIVERY_MAX_IN_FLIGHT: z.coerce.number().int().min(1).optional(),
-  SHUTDOWN_TIMEOUT_MS: int(25000, 0),
-  BODY_LIMIT: z.string().default('16kb'),
-  MONGODB_DB: optStr,
-  MONGODB_WRITE_CONCERN: z
-    .string()
-    .default('majority')
-    .refine((v) => v === 'majority' || /^[1-9]\d*$/.test(v), 'must be "majority" or a whole number >= 1')
-    .transform((v): 'majority' | number => (v === 'majority' ? v : Number(v))),
-  MONGODB_WRITE_TIMEOUT_MS: int(5000, 1),
-  MONGODB_SERVER_SELECTION_TIMEOUT_MS: int(5000, 100),
-  SMS_PRIMARY: z.enum(['twilio', 'fast2sms']).default('twilio'),
-  TWILIO_ACCOUNT_SID: optStr,
-  TWILIO_AUTH_TOKEN: optStr,
-  TWILIO_FROM: optStr,
-  TWILIO_STATUS_CALLBACK_URL: optStr.pipe(z.url().optional()),
-  TWILIO_BASE_URL: optStr.pipe(z.url().optional()),
-  TWILIO_TIMEOUT_MS: int(10000, 100),
-  /** sends started per second through Twilio; 0 = no limit (see docs/sms.md for Twilio's per-sender limits) */
-  TWILIO_MAX_PER_SECOND: int(0, 0),
-  FAST2SMS_API_KEY: optStr,
-  FAST2SMS_BASE_URL: optStr.pipe(z.url().optional()),
-  FAST2SMS_TIMEOUT_MS: int(10000, 100),
-  FAST2SMS_MAX_PER_SECOND: int(0, 0),
-  SMS_FAILOVER_THRESHOLD: int(3, 1),
-  SMS_FAILOVER_OPEN_MS: int(30000, 100),
-  SMS_MAX_PER_INCIDENT: int(12, 1),
-  SMS_MAX_PER_USER_PER_DAY: int(60, 1),
-  /** unset → a quarter of LOCK_TTL_MS */
-  SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).optional(),
-  /** full: every commit is fsynced (survives power loss); normal: WAL fsynced at checkpoints only (docs/performance-notes.md) */
-  SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
-  LOCATION_FLUSH_SECONDS: int(60, 1),
-  LOCATION_MIN_INTERVAL_SECONDS: int(5, 0),
-  LOCATION_MAX_PER_MINUTE: int(12, 1),
-  LOCATION_FOLLOWUP_METERS: int(500, 1),
-  LOCATION_CACHE_TTL_SECONDS: int(7200, 1),
-  SOS_INCLUDE_MEETING: z.enum(['true', 'false', '']).default('false'),
-  OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).default('false'),
-  OTEL_TRACES_EXPORTER: optStr.pipe(z.enum(['otlp', 'none']).optional()),
-  OTEL_EXPORTER_OTLP_ENDPOINT: optStr.pipe(z.url().optional()),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optStr.pipe(z.url().optional()),
-  OTEL_EXPORTER_OTLP_HEADERS: optStr,
-  OTEL_EXPORTER_OTLP_TIMEOUT: int(10000, 1),
-  OTEL_SERVICE_NAME: optStr,
-  RATE_LIMIT_WINDOW_MS: int(10000, 100),
-  RATE_LIMIT_PER_PERSON: int(100, 1),
-  RATE_LIMIT_CHECKINS_PER_PERSON: int(20, 1),
-  RATE_LIMIT_PER_IP: int(200, 1),
-  RATE_LIMIT_HOLD_MS: int(1000).pipe(z.number().max(5000, 'must be at most 5000')),
-  RATE_LIMIT_MAX_HELD: int(1000),
-  RATE_LIMIT_REDIS_TIMEOUT_MS: int(250, 1),
-  TRUST_PROXY: z.string().default('loopback, linklocal, uniquelocal'),
-  HTTP_MAX_CONNECTIONS: int(4096),
-  HTTP_HEADERS_TIMEOUT_MS: int(10000, 1),
-  HTTP_REQUEST_TIMEOUT_MS: int(15000, 1),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
-  SOCKETS_PER_USER: int(10, 1),
-  JWT_MAX_LIFETIME_SECONDS: int(2592000, 1),
-  JWT_ISSUER: optStr,
-  JWT_AUDIENCE: optStr,
-});
-
-export type Env = z.infer<typeof EnvSchema>;
+export { EnvSchema, type Env };
 
 export interface Config {
   mode: 'embedded' | 'cluster';
@@ -236,7 +114,18 @@ export type TracingConfig =
 
 export interface SmsConfig {
   primary: 'twilio' | 'fast2sms';
-  twilio?: { accountSid: string; authToken: string; from: string; statusCallbackUrl?: string; baseUrl?: string; timeoutMs: number };
+  twilio?: {
+    accountSid: string;
+    authToken: string;
+    from: string;
+    statusCallbackUrl?: string;
+    baseUrl?: string;
+    timeoutMs: number;
+    /** PEM file of the CAs its TLS connections trust (TWILIO_CA_BUNDLE) */
+    caBundleFile?: string;
+    /** HTTP_PROXY: requests go through the twilio library's own path, which honours it */
+    httpProxy?: string;
+  };
   fast2sms?: { apiKey: string; baseUrl?: string; timeoutMs: number };
   failover: { threshold: number; openMs: number };
   /** sends started per second per carrier; 0 = no limit */
@@ -302,7 +191,7 @@ function tracingConfig(e: Env, instanceId: string): TracingConfig {
     url: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base ?? 'http://localhost:4318'}/v1/traces`,
     headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS),
     timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
-    serviceName: e.OTEL_SERVICE_NAME ?? 'vigil',
+    serviceName: e.OTEL_SERVICE_NAME,
     instanceId,
   };
 }
@@ -398,6 +287,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
               statusCallbackUrl: e.TWILIO_STATUS_CALLBACK_URL,
               baseUrl: e.TWILIO_BASE_URL,
               timeoutMs: e.TWILIO_TIMEOUT_MS,
+              caBundleFile: e.TWILIO_CA_BUNDLE,
+              httpProxy: e.HTTP_PROXY,
             }
           : undefined,
       fast2sms: e.FAST2SMS_API_KEY

@@ -1,32 +1,40 @@
 /**
  * The one small set of errors every layer raises. HTTP maps them in one place
- * (src/http/errors.ts); stores translate their driver errors into these.
+ * (src/http/errors.ts); stores translate their driver errors into these. Each code is
+ * declared, with its kind and meaning, in ./error-codes.ts.
  */
-export type DomainErrorCode =
-  'not_found' | 'conflict' | 'invalid' | 'unauthorized' | 'forbidden' | 'idempotency_mismatch' | 'rate_limited' | 'unavailable';
+import type { CodeOf, DomainCode, DomainErrorKind } from './error-codes.js';
+
+export type { DomainCode, DomainErrorKind };
+
+/** A kind and one of the codes declared with that kind, then the message, details and cause. */
+type DomainErrorArgs = {
+  [K in DomainErrorKind]: [kind: K, code: CodeOf<K>, message: string, details?: Record<string, unknown>, options?: { cause?: unknown }];
+}[DomainErrorKind];
 
 export class DomainError extends Error {
-  constructor(
-    readonly kind: DomainErrorCode,
-    /** machine-readable, stable, e.g. `timer_not_live` */
-    readonly code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-    options?: { cause?: unknown },
-  ) {
+  readonly kind: DomainErrorKind;
+  /** machine-readable, stable, e.g. `timer_not_live` */
+  readonly code: DomainCode;
+  readonly details?: Record<string, unknown>;
+
+  constructor(...[kind, code, message, details, options]: DomainErrorArgs) {
     super(message, options);
     this.name = 'DomainError';
+    this.kind = kind;
+    this.code = code;
+    this.details = details;
   }
 }
 
-export const NotFound = (code: string, message: string, details?: Record<string, unknown>) =>
+export const NotFound = (code: CodeOf<'not_found'>, message: string, details?: Record<string, unknown>) =>
   new DomainError('not_found', code, message, details);
-export const Conflict = (code: string, message: string, details?: Record<string, unknown>) =>
+export const Conflict = (code: CodeOf<'conflict'>, message: string, details?: Record<string, unknown>) =>
   new DomainError('conflict', code, message, details);
-export const Invalid = (code: string, message: string, details?: Record<string, unknown>) =>
+export const Invalid = (code: CodeOf<'invalid'>, message: string, details?: Record<string, unknown>) =>
   new DomainError('invalid', code, message, details);
-export const Unavailable = (code: string, message: string, cause?: unknown) =>
+export const Unavailable = (code: CodeOf<'unavailable'>, message: string, cause?: unknown) =>
   new DomainError('unavailable', code, message, undefined, { cause });
 /** Too many requests: `retryAfterSeconds` becomes the Retry-After header. */
-export const RateLimited = (code: string, message: string, retryAfterSeconds: number) =>
+export const RateLimited = (code: CodeOf<'rate_limited'>, message: string, retryAfterSeconds: number) =>
   new DomainError('rate_limited', code, message, { retryAfterSeconds });

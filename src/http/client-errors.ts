@@ -3,12 +3,13 @@
  * too large, a request that did not arrive within HTTP_HEADERS_TIMEOUT_MS /
  * HTTP_REQUEST_TIMEOUT_MS): answered in the usual JSON error shape, then the connection closed.
  */
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { HTTP_ERRORS, type HttpCode } from './error-codes.js';
 
-const ANSWERS: Record<string, [number, string, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'the request did not arrive in time'],
+const ANSWERS: Record<string, [HttpCode, string]> = {
+  HPE_HEADER_OVERFLOW: ['headers_too_large', 'the request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'the request did not arrive in time'],
 };
 
 export function answerClientErrors(server: Server): void {
@@ -17,7 +18,9 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    const [status, reason, code, message] = ANSWERS[err.code ?? ''] ?? [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP'];
+    const [code, message] = ANSWERS[err.code ?? ''] ?? ['bad_request', 'the request is not valid HTTP'];
+    const status = HTTP_ERRORS[code].status;
+    const reason = STATUS_CODES[status] ?? '';
     const body = JSON.stringify({ error: { code, message } });
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

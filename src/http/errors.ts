@@ -1,18 +1,8 @@
 /** Every error becomes `{ error: { code, message, details? } }` here, and only here. */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { DomainError, type DomainErrorCode } from '../domain/errors.js';
-
-const STATUS: Record<DomainErrorCode, number> = {
-  invalid: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  idempotency_mismatch: 422,
-  rate_limited: 429,
-  unavailable: 503,
-};
+import { DomainError } from '../domain/errors.js';
+import { KIND_STATUS, type ApiErrorCode, type HttpCode, type StatusOf } from './error-codes.js';
 
 /** A store that is down or busy is usually back within seconds: clients retry after this. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
@@ -29,7 +19,7 @@ function clientStatus(e: unknown): number | undefined {
 }
 
 /** The machine-readable code and message of a client mistake; never the error's own text. */
-function describe(status: number, type: string | undefined): { code: string; message: string } {
+function describe(status: number, type: string | undefined): { code: HttpCode; message: string } {
   if (type === 'entity.too.large' || status === 413) return { code: 'body_too_large', message: 'the request body is too large' };
   if (type === 'entity.parse.failed') return { code: 'malformed_json', message: 'the request body is not valid JSON' };
   if (type === 'encoding.unsupported' || type === 'charset.unsupported' || status === 415)
@@ -46,9 +36,20 @@ function describe(status: number, type: string | undefined): { code: string; mes
   return { code: 'bad_request', message: 'the request could not be read' };
 }
 
-export function sendError(res: Response, status: number, code: string, message: string, details?: Record<string, unknown>) {
+function writeError(res: Response, status: number, code: ApiErrorCode, message: string, details?: Record<string, unknown>) {
   res.locals.errorCode = code; // counted by reason once the response finishes
   res.status(status).json({ error: details ? { code, message, details } : { code, message } });
+}
+
+/** An error answer; the status must be the one its code is declared with (./error-codes.ts). */
+export function sendError<C extends ApiErrorCode>(
+  res: Response,
+  status: StatusOf<C>,
+  code: C,
+  message: string,
+  details?: Record<string, unknown>,
+) {
+  writeError(res, status, code, message, details);
 }
 
 export function errorHandler(log: Logger) {
@@ -57,7 +58,7 @@ export function errorHandler(log: Logger) {
     if (err instanceof DomainError) {
       const retry = err.details?.retryAfterSeconds ?? (err.kind === 'unavailable' ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
       if (typeof retry === 'number') res.setHeader('Retry-After', String(retry));
-      return sendError(res, STATUS[err.kind], err.code, err.message, err.details);
+      return writeError(res, KIND_STATUS[err.kind], err.code, err.message, err.details);
     }
     const status = clientStatus(err);
     if (status !== undefined) {
@@ -66,10 +67,10 @@ export function errorHandler(log: Logger) {
       // a client's mistake, not ours: no stack, not at error level, and not its message
       // (a JSON parser's message can quote the body, a decoding error the path)
       log.info({ reqId: req.requestId, status, code, type }, 'client error');
-      return sendError(res, status, code, message);
+      return writeError(res, status, code, message);
     }
     log.error({ err, reqId: req.requestId }, 'unhandled error');
-    sendError(res, 500, 'internal', 'something went wrong on our side; the request id is in X-Request-Id');
+    writeError(res, 500, 'internal', 'something went wrong on our side; the request id is in X-Request-Id');
   };
 }
 

@@ -38,6 +38,10 @@ export interface TwilioCarrierOptions {
   baseUrl?: string;
   /** each HTTP request is a client span under the active (send) span; default: none */
   tracing?: Tracing;
+  /** a PEM file of the CA certificates to trust instead of Node's (TWILIO_CA_BUNDLE); default: Node's */
+  caBundleFile?: string;
+  /** HTTP_PROXY: set → requests take the library's own path (axios, which sends through it); default: none */
+  httpProxy?: string;
 }
 
 /**
@@ -83,16 +87,19 @@ const MAX_SOCKETS = 128;
  * 20,000 texts go through this one event loop. What it keeps from the library's client:
  * Basic (or `authStrategy`) authorization, the library's headers, form bodies with repeated
  * keys for lists, query parameters, no redirects, any status handed back to the library
- * (which raises RestException for ≥ 400), a JSON body parsed when it is JSON. With
- * `HTTP_PROXY` set it falls back to the library's own path (axios through its proxy agent).
+ * (which raises RestException for ≥ 400), a JSON body parsed when it is JSON. With a proxy
+ * (`HTTP_PROXY`) it falls back to the library's own path (axios through its proxy agent,
+ * which the library builds from the environment itself).
  */
 class VigilRequestClient extends twilio.RequestClient {
   private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly viaProxy: boolean;
 
   constructor(
     private readonly deadlineMs: number,
     private readonly base: URL | undefined,
     private readonly tracing: Tracing = noTracing(),
+    transport: { caBundleFile?: string; viaProxy: boolean } = { viaProxy: false },
   ) {
     // autoRetry stays off: retries belong to the dispatcher, which backs off and dead-letters.
     super({ timeout: deadlineMs, autoRetry: false, keepAlive: true, maxSockets: MAX_SOCKETS, maxTotalSockets: MAX_SOCKETS });
@@ -104,7 +111,8 @@ class VigilRequestClient extends twilio.RequestClient {
     // Free sockets kept as many as used: a burst reuses its connections instead of
     // opening (and on https, handshaking) new ones whenever the send queue runs dry.
     const agentOpts = { keepAlive: true, maxSockets: MAX_SOCKETS, maxTotalSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS };
-    const ca = process.env.TWILIO_CA_BUNDLE === undefined ? undefined : readFileSync(process.env.TWILIO_CA_BUNDLE);
+    this.viaProxy = transport.viaProxy;
+    const ca = transport.caBundleFile === undefined ? undefined : readFileSync(transport.caBundleFile);
     this.agents = { http: new http.Agent(agentOpts), https: new https.Agent({ ...agentOpts, ...(ca === undefined ? {} : { ca }) }) };
   }
 
@@ -120,7 +128,7 @@ class VigilRequestClient extends twilio.RequestClient {
         ?.replace(/\.json$/, '') ?? '';
     const attributes = { 'http.request.method': method, 'server.address': url.hostname };
     return this.tracing.inSpan(`twilio ${method} ${resource}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const res = process.env.HTTP_PROXY ? await super.request({ ...opts, uri }) : await this.send<TData>(url, method, opts);
+      const res = this.viaProxy ? await super.request({ ...opts, uri }) : await this.send<TData>(url, method, opts);
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
       return res;
@@ -253,7 +261,10 @@ export class TwilioCarrier implements Carrier {
     const timeoutMs = opts.timeoutMs ?? 10_000;
     const base = opts.baseUrl === undefined ? undefined : new URL(opts.baseUrl);
     const client = twilio(opts.accountSid, opts.authToken, {
-      httpClient: new VigilRequestClient(timeoutMs, base, opts.tracing),
+      httpClient: new VigilRequestClient(timeoutMs, base, opts.tracing, {
+        caBundleFile: opts.caBundleFile,
+        viaProxy: Boolean(opts.httpProxy),
+      }),
       // never let TWILIO_LOG_LEVEL=debug dump request details from inside the library
       logLevel: 'info',
     });

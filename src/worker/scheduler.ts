@@ -14,7 +14,7 @@
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics.js';
+import type { LoopName, Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Sweeper, SweepReport } from './sweeper.js';
@@ -135,7 +135,7 @@ export class Scheduler {
     wake.atMost(report.claimed === 0 ? Math.max(delay, floor) : delay);
   }
 
-  private async guard(loop: string, fn: () => Promise<unknown>): Promise<void> {
+  private async guard(loop: LoopName, fn: () => Promise<unknown>): Promise<void> {
     try {
       await fn();
     } catch (err) {

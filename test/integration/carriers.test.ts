@@ -146,7 +146,8 @@ describe('TwilioCarrier (real twilio client → fake Twilio)', () => {
     // library's axios call sets `proxy: false`, so a plain-http target is reached directly
     process.env.HTTP_PROXY = 'http://127.0.0.1:9';
     try {
-      const carrier = twilioCarrier();
+      // config.ts reads HTTP_PROXY and hands it to the carrier
+      const carrier = twilioCarrier({ httpProxy: process.env.HTTP_PROXY });
       expect(await carrier.send(sms('k1'))).toEqual({ ok: true, carrier: 'twilio', providerMessageId: expect.stringMatching(/^SM/) });
       expect(tw.requests[0]).toMatchObject({ authorized: true, to: US, from: FROM, body: 'SOS from Vigil: test', status: 201 });
       tw.failNext(1, 500);

@@ -32,20 +32,11 @@
  * mode they never wait for the writer.
  */
 import type Database from 'better-sqlite3';
+import type { WriteGateStats } from '../port-write-gate.js';
 import { isBusy } from './errors.js';
 
-export interface WriteGateStats {
-  /** writes that found the lock free */
-  immediate: number;
-  /** writes that had to wait for another process */
-  waited: number;
-  /** writes that gave up after `waitMs` */
-  timedOut: number;
-  /** how long the writes that waited waited, in all (ms) */
-  waitedMs: number;
-  /** commits of writes that waited (several of them share one) */
-  groupCommits: number;
-}
+// the port declares the counters; sqlite-store.ts imports them from here
+export type { WriteGateStats };
 
 interface Waiter {
   run: () => unknown;

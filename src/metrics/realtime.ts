@@ -1,0 +1,21 @@
+/** Sockets, the events fanned out to other replicas, live location. */
+import client from 'prom-client';
+import { labelledCounter } from './labelled.js';
+
+export function realtimeMetrics(r: client.Registry[]) {
+  return {
+    sockets: new client.Gauge({ name: 'vigil_socketio_connections', help: 'Open Socket.IO connections on this replica', registers: r }),
+    fanoutDropped: labelledCounter({
+      name: 'vigil_fanout_dropped_total',
+      help: 'Socket.IO events not sent to the other replicas: Redis failed the batch (error) or too many were waiting for it (backlog)',
+      labels: { reason: ['error', 'backlog'] },
+      registers: r,
+    }),
+    locationFixes: labelledCounter({
+      name: 'vigil_location_fixes_total',
+      help: 'Location fixes by outcome (kept, dropped, rate_limited) and cache or flush failures (cache_error, flush_error); never coordinates',
+      labels: { outcome: ['kept', 'dropped', 'rate_limited', 'cache_error', 'flush_error'] },
+      registers: r,
+    }),
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * Store-wide gauges, read from the store at scrape time, so every replica reports the same
+ * value and `max()` across replicas is right. They are read in one guarded step per scrape
+ * (bounded by a timeout, never throwing): when the store fails, `vigil_store_up` is 0, the
+ * store gauges keep their last value, and the process, lock and loop metrics are still
+ * exported — an outage is exactly when the on-call needs them.
+ */
+import client from 'prom-client';
+import { labelledGauge } from './labelled.js';
+
+export interface StoreGauges {
+  overdue(): Promise<{ count: number; oldest?: Date }>;
+  countPendingEscalations(): Promise<number>;
+  deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
+  failedEscalations(limit: number): Promise<unknown[]>;
+  stateCounts(): Promise<{ timers: { active: number; extended: number }; incidents: { active: number; acknowledged: number } }>;
+  now(): Promise<Date>;
+}
+
+/** One read of every store-wide gauge. */
+interface StoreSnapshot {
+  overdue: number;
+  overdueAgeSeconds: number;
+  escalationsPending: number;
+  escalationsFailed: number;
+  timersLive: { active: number; extended: number };
+  incidentsOpen: { active: number; acknowledged: number };
+  deliveriesPending: number;
+  deliveryAgeSeconds: number;
+  dead: number;
+}
+
+/** How long a scrape waits for the store before reporting it down. */
+export const STORE_SCRAPE_TIMEOUT_MS = 2000;
+/** Dead-lettered escalations are few and each needs a human: the gauge counts up to this many. */
+const FAILED_COUNT_CAP = 1000;
+
+const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
+
+async function readStore(g: StoreGauges): Promise<StoreSnapshot> {
+  const [o, pending, failed, states, b, now] = await Promise.all([
+    g.overdue(),
+    g.countPendingEscalations(),
+    g.failedEscalations(FAILED_COUNT_CAP),
+    g.stateCounts(),
+    g.deliveryBacklog(),
+    g.now(),
+  ]);
+  return {
+    overdue: o.count,
+    overdueAgeSeconds: age(now, o.oldest),
+    escalationsPending: pending,
+    escalationsFailed: failed.length,
+    timersLive: states.timers,
+    incidentsOpen: states.incidents,
+    deliveriesPending: b.pending,
+    deliveryAgeSeconds: age(now, b.oldestDue),
+    dead: b.dead,
+  };
+}
+
+export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIMEOUT_MS) {
+  let gauges: StoreGauges | undefined;
+  // Last good read: kept through an outage so graphs do not gap; `vigil_store_up` says whether it is fresh.
+  let snapshot: StoreSnapshot | undefined;
+  let reading: Promise<boolean> | undefined;
+  /** Every store gauge's collect awaits the same read: one round of queries per scrape; true when the store answered. */
+  const refresh = (): Promise<boolean> =>
+    (reading ??= (async () => {
+      if (!gauges) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const work = readStore(gauges);
+      work.catch(() => undefined); // may settle after the timeout
+      try {
+        snapshot = await Promise.race([
+          work,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`store did not answer within ${timeoutMs} ms`)), timeoutMs);
+          }),
+        ]);
+        return true;
+      } catch {
+        return false;
+      } finally {
+        clearTimeout(timer);
+      }
+    })().finally(() => {
+      reading = undefined;
+    }));
+  const fromStore = (name: string, help: string, pick: (s: StoreSnapshot) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: r,
+      async collect() {
+        await refresh();
+        if (snapshot) this.set(pick(snapshot));
+      },
+    });
+  const byStatusFromStore = <const S extends string>(
+    name: string,
+    help: string,
+    statuses: readonly S[],
+    pick: (s: StoreSnapshot) => Record<S, number>,
+  ) =>
+    labelledGauge({
+      name,
+      help,
+      labels: { status: statuses },
+      registers: r,
+      async collect() {
+        await refresh();
+        if (snapshot) for (const status of statuses) this.set({ status }, pick(snapshot)[status]);
+      },
+    });
+
+  return {
+    escalationsPending: fromStore(
+      'vigil_escalations_pending',
+      'Expired timers whose escalation has not completed (store-wide)',
+      (s) => s.escalationsPending,
+    ),
+    escalationsFailed: fromStore(
+      'vigil_escalations_failed',
+      'Expired timers whose escalation failed ESCALATION_MAX_ATTEMPTS times and is no longer retried (store-wide dead letters, counted up to 1000)',
+      (s) => s.escalationsFailed,
+    ),
+    deliveriesPending: fromStore('vigil_deliveries_pending', 'Deliveries pending or being sent (store-wide)', (s) => s.deliveriesPending),
+    timersLive: byStatusFromStore(
+      'vigil_timers_live',
+      'Live timers by status, active or extended (store-wide)',
+      ['active', 'extended'],
+      (s) => s.timersLive,
+    ),
+    incidentsOpen: byStatusFromStore(
+      'vigil_incidents_open',
+      'Open incidents by status, active or acknowledged (store-wide)',
+      ['active', 'acknowledged'],
+      (s) => s.incidentsOpen,
+    ),
+    overdue: fromStore('vigil_timers_overdue', 'Live timers past their deadline and not yet escalated (store-wide)', (s) => s.overdue),
+    overdueAge: fromStore(
+      'vigil_timers_overdue_oldest_age_seconds',
+      'Age of the oldest overdue timer: the queue age (store-wide)',
+      (s) => s.overdueAgeSeconds,
+    ),
+    deliveryAge: fromStore(
+      'vigil_delivery_oldest_pending_age_seconds',
+      'Age of the oldest delivery due and not yet sent (store-wide)',
+      (s) => s.deliveryAgeSeconds,
+    ),
+    deadLetters: fromStore('vigil_deliveries_dead', 'Deliveries in the dead-letter state (store-wide)', (s) => s.dead),
+    storeUp: new client.Gauge({
+      name: 'vigil_store_up',
+      help: "1 when the store answered this scrape's queries in time, 0 when it failed or timed out (the store gauges then keep their last value)",
+      registers: r,
+      async collect() {
+        if (gauges) this.set((await refresh()) ? 1 : 0);
+      },
+    }),
+    /** Connect the store-derived gauges (after the store is open). */
+    observeStore(g: StoreGauges) {
+      gauges = g;
+    },
+  };
+}
