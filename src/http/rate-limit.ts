@@ -9,9 +9,10 @@
  * for `holdMs` before they are answered (at most `maxHeld` at once) so that it cannot spin.
  *
  * The counters live in memory (embedded) or in a shared store (cluster: Redis, built by
- * main.ts and passed in as `storeFor`). When that store fails or is slow, check-ins are let
- * through (a check-in is never refused because Redis is down); the other budgets fall back
- * to this replica's memory.
+ * main.ts and passed in as `storeFor`). When that store fails or is slow, every budget,
+ * check-ins included, counts on this replica's memory instead: a check-in is never refused
+ * because Redis is down (its budget on this replica starts afresh), and one token cannot
+ * flood safe/cancel/extend writes while Redis is away either.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit, type Options, type Store as LimitStore } from 'express-rate-limit';
@@ -51,28 +52,24 @@ function withTimeout<T>(p: Promise<T> | T, ms: number): Promise<T> {
   });
 }
 
-/**
- * The shared store, bounded in time; on failure either this replica's memory (fallback)
- * or an error that lets the request through (`passOnStoreError`).
- */
+/** The shared store, bounded in time; on failure this replica's memory counts instead. */
 class GuardedStore implements LimitStore {
   localKeys = false;
   constructor(
     private readonly primary: LimitStore,
-    private readonly fallback: MemoryStore | undefined,
+    private readonly fallback: MemoryStore,
     private readonly timeoutMs: number,
     private readonly onError: (err: unknown) => void,
   ) {}
   init(o: Options) {
     void Promise.resolve(this.primary.init?.(o)).catch(this.onError);
-    this.fallback?.init(o);
+    this.fallback.init(o);
   }
   async increment(key: string) {
     try {
       return await withTimeout(this.primary.increment(key), this.timeoutMs);
     } catch (err) {
       this.onError(err);
-      if (!this.fallback) throw err;
       return this.fallback.increment(key);
     }
   }
@@ -81,10 +78,10 @@ class GuardedStore implements LimitStore {
   }
   async resetKey(key: string) {
     await withTimeout(this.primary.resetKey(key), this.timeoutMs).catch(this.onError);
-    await this.fallback?.resetKey(key);
+    await this.fallback.resetKey(key);
   }
   shutdown() {
-    void this.fallback?.shutdown();
+    void this.fallback.shutdown();
   }
 }
 
@@ -97,7 +94,7 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
     lastStoreWarning = Date.now();
     log.warn(
       { err: err instanceof Error ? err.message : String(err) },
-      'rate limits: shared store unavailable (check-ins pass unlimited, other budgets count on this replica)',
+      'rate limits: shared store unavailable (every budget, check-ins included, counts on this replica)',
     );
   };
   const stores: { shutdown?: () => void | Promise<void> }[] = [];
@@ -130,10 +127,7 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
   };
 
   const limiter = (budget: Budget, limit: number, key: (req: Request) => string) => {
-    const failOpen = budget === 'checkin';
-    const store = storeFor
-      ? new GuardedStore(storeFor(budget), failOpen ? undefined : new MemoryStore(), c.redisTimeoutMs, storeError)
-      : undefined;
+    const store = storeFor ? new GuardedStore(storeFor(budget), new MemoryStore(), c.redisTimeoutMs, storeError) : undefined;
     const handler = rateLimit({
       windowMs: c.windowMs,
       limit,
