@@ -57,6 +57,14 @@ export interface Delivery {
 export const deliveryKey = (incidentId: string, contactId: string, kind: DeliveryKind): string =>
   kind === 'sos' ? `${incidentId}:${contactId}` : `${incidentId}:${contactId}:${kind}`;
 
+/**
+ * Codes of an attempt that made no carrier request at all: its lease ran too short for one
+ * to start and end inside it, or the text was no longer wanted when its turn came.
+ */
+export const NOT_STARTED_LEASE = 'not_started_lease';
+export const NOT_STARTED_UNWANTED = 'not_started_unwanted';
+export const startedNothing = (r: AttemptResult): boolean => !r.ok && (r.code === NOT_STARTED_LEASE || r.code === NOT_STARTED_UNWANTED);
+
 /** The result of one carrier attempt, in domain words. */
 export type AttemptResult =
   { ok: true; carrier: string; providerMessageId: string } | { ok: false; carrier: string; retryable: boolean; code: string };
@@ -107,7 +115,7 @@ export const FINAL_DELIVERY: readonly DeliveryStatus[] = ['sent', 'delivered', '
  */
 export function attemptMayHaveBeenAccepted(result: AttemptResult): boolean {
   if (result.ok) return true;
-  if (!result.retryable) return false;
+  if (!result.retryable || startedNothing(result)) return false;
   if (/^(http|twilio|fast2sms)_\d+$/.test(result.code)) return false;
   return !['net_econnrefused', 'net_enotfound', 'net_eai_again'].includes(result.code);
 }

@@ -19,7 +19,7 @@
  * out at the primary (and may have been accepted there) and then goes to the secondary can
  * reach the contact twice. For an SOS that is preferred to not reaching them.
  */
-import type { AttemptResult } from '../domain/delivery.js';
+import { startedNothing, type AttemptResult } from '../domain/delivery.js';
 import type { Carrier, OutgoingSms } from './port.js';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
@@ -76,6 +76,8 @@ export class FailoverCarrier implements Carrier {
     } finally {
       if (route === 'trial') this.trialInFlight = false;
     }
+    // the attempt's lease ran short before the primary made a request: not a sign of its health, and no time for the secondary either
+    if (startedNothing(result)) return result;
     if (result.ok || !result.retryable) {
       this.close();
       return result;

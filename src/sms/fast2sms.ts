@@ -5,7 +5,7 @@
  * SOS a duplicate is the lesser harm. Nothing here logs a body, number or key.
  */
 import type { AttemptResult } from '../domain/delivery.js';
-import type { Carrier, OutgoingSms } from './port.js';
+import { notStarted, type Carrier, type OutgoingSms } from './port.js';
 
 export interface Fast2SmsCarrierOptions {
   /** the account's API key, sent as the `authorization` header */
@@ -35,6 +35,8 @@ export class Fast2SmsCarrier implements Carrier {
   async send(sms: OutgoingSms): Promise<AttemptResult> {
     const local = localNumber(sms.to);
     if (typeof local !== 'string') return this.fail(local);
+    // one request, bounded by timeoutMs: it must end inside the delivery's lease (SendGate)
+    if (sms.gate && !sms.gate.allows(this.timeoutMs)) return notStarted(this.name, 'lease');
     let status: number;
     let text: string;
     try {

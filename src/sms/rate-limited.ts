@@ -6,7 +6,7 @@
  * sender (Twilio: docs/sms.md); going over them gets 429s or queued, late texts.
  */
 import type { AttemptResult } from '../domain/delivery.js';
-import type { Carrier, OutgoingSms } from './port.js';
+import { notStarted, type Carrier, type OutgoingSms } from './port.js';
 
 export interface Pacing {
   /** how many more sends could start within `ms` from now (those already waiting come first) */
@@ -31,10 +31,14 @@ export class RateLimitedCarrier implements Carrier, Pacing {
   }
 
   async send(sms: OutgoingSms): Promise<AttemptResult> {
+    let waited = true;
     await new Promise<void>((resolve) => {
       this.waiting.push(resolve);
       this.pump();
+      if (this.waiting.length === 0) waited = false; // started in this turn: nothing changed while it waited
     });
+    // a wait for the turn can be long: the lease may be nearly over, or the person checked in meanwhile
+    if (waited && sms.gate && !(await sms.gate.stillWanted())) return notStarted(this.name, 'unwanted');
     return this.inner.send(sms);
   }
 

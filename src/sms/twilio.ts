@@ -15,6 +15,7 @@
  *
  * Nothing here logs: no body, number or credential leaves this file except in the request.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -23,7 +24,7 @@ import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
 import type { AttemptResult } from '../domain/delivery.js';
 import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
-import type { Carrier, EarlierAttempts, OutgoingSms } from './port.js';
+import { notStarted, type Carrier, type EarlierAttempts, type OutgoingSms, type SendGate } from './port.js';
 
 export interface TwilioCarrierOptions {
   accountSid: string;
@@ -77,6 +78,15 @@ const CLOCK_SKEW_MS = 10 * 60_000;
 /** Messages read per lookup at most: one number gets a handful of our texts a day. */
 const LOOKUP_LIMIT = 200;
 
+/**
+ * The gate of the send in progress (OutgoingSms.gate), for the HTTP layer: every request the
+ * library makes for it (each look-up page, the create) asks first whether its whole deadline
+ * still fits inside the delivery's lease, and is not made when it does not.
+ */
+const currentGate = new AsyncLocalStorage<SendGate>();
+const NOT_STARTED = 'VIGIL_NOT_STARTED';
+const isNotStarted = (err: unknown): boolean => isRecord(err) && err.code === NOT_STARTED;
+
 /** Sockets per origin: more than the dispatcher's default 96 sends in flight, so no send waits for one. */
 const MAX_SOCKETS = 128;
 
@@ -117,6 +127,9 @@ class VigilRequestClient extends twilio.RequestClient {
   }
 
   override request<TData>(opts: RequestClient.RequestOptions<TData>) {
+    const gate = currentGate.getStore();
+    if (gate && !gate.allows(this.deadlineMs))
+      return Promise.reject(Object.assign(new Error('no request: it could outlast the delivery lease'), { code: NOT_STARTED }));
     const uri = this.rewrite(opts.uri);
     const url = new URL(uri);
     const method = opts.method.toUpperCase();
@@ -273,12 +286,17 @@ export class TwilioCarrier implements Carrier {
     this.statusCallback = opts.statusCallbackUrl;
   }
 
-  async send(sms: OutgoingSms): Promise<AttemptResult> {
+  send(sms: OutgoingSms): Promise<AttemptResult> {
+    return sms.gate ? currentGate.run(sms.gate, () => this.attempt(sms)) : this.attempt(sms);
+  }
+
+  private async attempt(sms: OutgoingSms): Promise<AttemptResult> {
     if (sms.earlier !== undefined && mayHaveBeenSent(sms.earlier)) {
       let found: string | undefined;
       try {
         found = await this.findSent(sms, sms.earlier.since);
       } catch (err) {
+        if (isNotStarted(err)) return notStarted(this.name, 'lease');
         const { code } = classifyTwilioError(err);
         return { ok: false, carrier: this.name, retryable: true, code: `${LOOKUP_PREFIX}${code}` };
       }
@@ -302,6 +320,7 @@ export class TwilioCarrier implements Carrier {
       }
       return { ok: true, carrier: this.name, providerMessageId: message.sid };
     } catch (err) {
+      if (isNotStarted(err)) return notStarted(this.name, 'lease');
       return { ok: false, carrier: this.name, ...classifyTwilioError(err) };
     }
   }

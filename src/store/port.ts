@@ -188,6 +188,12 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   supersedePendingSos(incidentId: string): Promise<Delivery[]>;
   /** CAS sending(attempt) → superseded without a carrier call (the claim's attempt is given back). */
   supersedeClaimed(key: string, attempt: number, reason: string): Promise<Delivery | null>;
+  /**
+   * CAS sending(attempt) → pending, due at `dueAt`, the claim's attempt given back and the last
+   * attempt's outcome (`lastError`) kept: nothing was sent (the lease ran short before a carrier
+   * request could start, or the text waits for another one of its contact).
+   */
+  releaseClaim(key: string, attempt: number, dueAt: Date): Promise<Delivery | null>;
   /** Move a delivery forward on a carrier receipt; `null` when it would move backwards or repeat. */
   applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null>;
   /** SMS counted against the caps: deliveries created for `userId` since `since`. */

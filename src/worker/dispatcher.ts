@@ -14,7 +14,16 @@
  *
  * After "I'm safe" nothing alarming goes out: a claimed SOS of a false alarm is
  * superseded instead of sent, and a claimed all-clear (never claimed while its contact's
- * SOS is pending or sending) goes only if that SOS went out or may have.
+ * SOS is pending or sending) goes only if that SOS went out or may have, and only once that
+ * contact's follow-ups are no longer on their way.
+ *
+ * The lease covers the whole attempt (docs/invariants.md, invariant 5): each send carries a
+ * gate (sms/port.ts SendGate) that allows a carrier request only while its whole deadline
+ * ends inside the lease, measured from before the claim on this process's monotonic clock,
+ * less a margin. A dispatcher that is slow but alive (a long pacing wait, slow look-ups, a
+ * store that stalls) therefore never sends once another one may have claimed the text again:
+ * no second SOS, and no SOS after that contact's all-clear. An attempt that made no request
+ * is given back (releaseClaim), not counted.
  */
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -24,6 +33,7 @@ import {
   attemptMayHaveBeenAccepted,
   deliveryKey,
   outcomeOf,
+  startedNothing,
   type AttemptResult,
   type Delivery,
   type RetryPolicy,
@@ -32,7 +42,7 @@ import { OPEN_INCIDENT } from '../domain/incident.js';
 import { maskPhone } from '../domain/messages.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
-import type { Carrier, OutgoingSms } from '../sms/port.js';
+import { notStarted, type Carrier, type OutgoingSms, type SendGate } from '../sms/port.js';
 import type { Pacing } from '../sms/rate-limited.js';
 import type { AttemptRecord } from '../store/port-batch.js';
 import type { Store } from '../store/port.js';
@@ -60,6 +70,15 @@ export interface DispatchSettings {
   /** longest wait for `yieldTo` (ms, default 3000) */
   yieldMaxMs?: number;
 }
+
+/**
+ * How much of a lease is kept free at its end: the store stamps the lease after this process
+ * read its clock before the claim, so the lease ends later than measured here; the margin
+ * covers the rest (a request's last bytes, timer slack).
+ */
+export const leaseMarginMs = (leaseMs: number): number => Math.min(1000, leaseMs / 10);
+/** When a text that waits for another of its contact (the SOS, a follow-up) is looked at again. */
+const WAIT_AGAIN_MS = 1000;
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
@@ -115,12 +134,14 @@ export class Dispatcher {
       return 0;
     }
     if (this.stopped) return 0;
+    // read before the claim: the store's lease starts later than this, so the bound is safe
+    const until = performance.now() + leaseMs - leaseMarginMs(leaseMs);
     const claimed = await this.store.claimDeliveries(free, leaseMs);
     this.backlog = claimed.length === free;
     // stopped while claiming: what was just leased is sent anyway (the store is still open
     // until stop() resolves), so its lease does not have to lapse before a retry
     for (const d of claimed) {
-      const p = this.sendOne(d).finally(() => {
+      const p = this.sendOne(d, until).finally(() => {
         this.inFlight.delete(p);
         this.refill();
       });
@@ -171,7 +192,7 @@ export class Dispatcher {
     return this.inFlight.size;
   }
 
-  /** Why this claimed delivery must not be sent now, if so: superseded (final) or waiting for its SOS. */
+  /** Why this claimed delivery must not be sent now, if so: superseded (final) or waiting for another text of its contact. */
   private async hold(d: Delivery): Promise<'superseded' | 'wait' | null> {
     if (d.kind === 'sos') {
       const incident = await this.store.getIncident(d.incidentId);
@@ -183,20 +204,19 @@ export class Dispatcher {
       if (!incident || !OPEN_INCIDENT.includes(incident.status)) return 'superseded';
     }
     const step = allClearStep(await this.store.getDelivery(deliveryKey(d.incidentId, d.contactId, 'sos')));
-    return step === 'send' ? null : step === 'wait' ? 'wait' : 'superseded';
+    if (step !== 'send') return step === 'wait' ? 'wait' : 'superseded';
+    if (d.kind === 'all_clear') {
+      // every follow-up of this contact is out (or will never go) before the all-clear: never after it
+      const moved = await this.store.getDelivery(deliveryKey(d.incidentId, d.contactId, 'moved'));
+      if (moved && (moved.status === 'pending' || moved.status === 'sending')) return 'wait';
+    }
+    return null;
   }
 
   private async notSent(d: Delivery, why: 'superseded' | 'wait'): Promise<void> {
     if (why === 'wait') {
-      // the claim rule keeps this from happening; should it, give the claim back and look again later
-      const now = await this.store.now();
-      const back = await this.store.recordAttempt(d.key, d.attempts, {
-        status: 'pending',
-        carrier: d.carrier ?? this.carrier.name,
-        error: 'waiting_for_sos',
-        nextAttemptAt: new Date(now.getTime() + this.settings.leaseMs),
-      });
-      if (back) this.events.publish(deliveryEvent(back, maskPhone));
+      // give the claim back (its attempt uncounted) and look again shortly
+      await this.giveBack(d, WAIT_AGAIN_MS, 'waiting for another text of this contact');
       return;
     }
     const reason = d.kind === 'sos' ? 'false_alarm' : d.kind === 'moved' ? 'incident_closed_or_sos_not_sent' : 'sos_not_sent';
@@ -210,7 +230,25 @@ export class Dispatcher {
     this.events.publish(deliveryEvent(done, maskPhone));
   }
 
-  private sendOne(d: Delivery): Promise<void> {
+  /** Nothing was sent: the claim goes back to pending, due in `inMs`, its attempt not counted. */
+  private async giveBack(d: Delivery, inMs: number, why: string): Promise<void> {
+    const now = await this.store.now();
+    const back = await this.store.releaseClaim(d.key, d.attempts, new Date(now.getTime() + inMs));
+    if (!back) return;
+    this.metrics.deliveries.inc({ carrier: 'none', outcome: 'not_started' });
+    this.log.info({ delivery: d.key, incident: d.incidentId, kind: d.kind, why }, 'delivery not attempted; claim given back');
+    this.events.publish(deliveryEvent(back, maskPhone));
+  }
+
+  /** The bound of one attempt: carrier requests only while they end before `until`; re-checked after a wait. */
+  private gateFor(d: Delivery, until: number): SendGate {
+    return {
+      allows: (ms) => performance.now() + ms <= until,
+      stillWanted: async () => performance.now() < until && (await this.hold(d)) === null,
+    };
+  }
+
+  private sendOne(d: Delivery, until: number): Promise<void> {
     const attributes = {
       'vigil.delivery.key': d.key,
       'vigil.incident.id': d.incidentId,
@@ -218,29 +256,40 @@ export class Dispatcher {
       'vigil.delivery.attempt': d.attempts,
     };
     return this.tracing.inSpan('vigil.sms.send', { kind: SpanKind.CONSUMER, parent: d.traceparent ?? null, attributes }, (span) =>
-      this.sendTraced(d, (status) => {
+      this.sendTraced(d, until, (status) => {
         span.setAttribute('vigil.delivery.outcome', status);
         if (status === 'failed' || status === 'dead') span.setStatus({ code: SpanStatusCode.ERROR, message: status });
       }),
     );
   }
 
-  private async sendTraced(d: Delivery, traceOutcome: (status: string) => void): Promise<void> {
+  private async sendTraced(d: Delivery, until: number, traceOutcome: (status: string) => void): Promise<void> {
     try {
       const held = await this.hold(d);
       if (held) return await this.notSent(d, held);
       const { retry } = this.settings;
+      const gate = this.gateFor(d, until);
       let result: AttemptResult;
       if (d.attempts > retry.maxAttempts) {
         // claimed again after a lapsed lease on its last attempt: do not exceed the cap
         result = { ok: false, carrier: d.carrier ?? this.carrier.name, retryable: true, code: 'attempts_exhausted' };
+      } else if (!gate.allows(0)) {
+        result = notStarted(this.carrier.name, 'lease');
       } else {
         result = await this.carrier
-          .send({ to: d.phone, body: d.body, idempotencyKey: d.key, ...earlierOf(d) })
+          .send({ to: d.phone, body: d.body, idempotencyKey: d.key, gate, ...earlierOf(d) })
           .catch((err: unknown): AttemptResult => {
             this.log.warn({ err, delivery: d.key }, 'carrier threw; treating as retryable');
             return { ok: false, carrier: this.carrier.name, retryable: true, code: 'carrier_error' };
           });
+      }
+      if (startedNothing(result)) {
+        traceOutcome('not_started');
+        // superseded or waiting meanwhile (checked after a pacing wait): as before a send; else the lease ran short
+        const now = performance.now() < until ? await this.hold(d) : null;
+        if (now) return await this.notSent(d, now);
+        // the lease may lapse any moment: due again at once, for whoever claims it next
+        return await this.giveBack(d, 0, 'the lease ran short before a carrier request could start');
       }
       const o = outcomeOf(retry, Math.min(d.attempts, retry.maxAttempts), result, this.random);
       const now = await this.store.now();

@@ -157,6 +157,20 @@ export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise
 }
 
 /** CAS sending(attempt) → superseded; no carrier call was made, so the claim's attempt is given back. */
+/** Nothing was sent: the claim goes back to pending, due at `dueAt`, its attempt given back (lastError kept). */
+export async function releaseClaim(ctx: Ctx, key: string, attempt: number, dueAt: Date): Promise<Delivery | null> {
+  const now = await ctx.now();
+  const d = await casOne(ctx, ctx.m.deliveries, {
+    filter: { _id: key, status: 'sending', attempts: attempt },
+    update: (op) => ({
+      $set: { status: 'pending', nextAttemptAt: dueAt, updatedAt: now, lastOp: op },
+      $inc: { attempts: -1 },
+      $unset: { leaseUntil: 1, claimToken: 1 },
+    }),
+  });
+  return d ? toDelivery(d) : null;
+}
+
 export async function supersedeClaimed(ctx: Ctx, key: string, attempt: number, reason: string): Promise<Delivery | null> {
   const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.deliveries, {

@@ -203,6 +203,7 @@ export class MongoStore implements Store {
   readonly recordAttempt = this.op('recordAttempt', deliveries.recordAttempt);
   readonly supersedePendingSos = this.op('supersedePendingSos', deliveries.supersedePendingSos);
   readonly supersedeClaimed = this.op('supersedeClaimed', deliveries.supersedeClaimed);
+  readonly releaseClaim = this.op('releaseClaim', deliveries.releaseClaim);
   readonly applyReceipt = this.op('applyReceipt', deliveries.applyReceipt);
   readonly countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
   readonly deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);

@@ -46,6 +46,10 @@ export const DELIVERIES_SQL = Object.freeze({
   // no carrier call was made: the attempt the claim counted is given back
   deliverySupersedeClaimed: `UPDATE deliveries SET status = 'superseded', attempts = attempts - 1, lease_until = NULL, last_error = @reason, updated_at = @now
     WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
+  // nothing was sent: the claim goes back to pending with its attempt given back (last_error says how the last real one ended)
+  deliveryReleaseClaim: `UPDATE deliveries SET status = 'pending', attempts = attempts - 1, lease_until = NULL,
+      next_attempt_at = @due, updated_at = @now
+    WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
   // @from: JSON array of the allowed current statuses
   deliveryApplyReceipt: `UPDATE deliveries SET status = @to, updated_at = @now
     WHERE provider_message_id = @pid AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,

@@ -61,6 +61,10 @@ export const supersedeClaimed = write((c, key: string, attempt: number, reason: 
   deliveryOrNull(c.st.deliverySupersedeClaimed.get({ key, attempt, reason, now: c.clock() })),
 );
 
+export const releaseClaim = write((c, key: string, attempt: number, dueAt: Date): Delivery | null =>
+  deliveryOrNull(c.st.deliveryReleaseClaim.get({ key, attempt, due: dueAt.getTime(), now: c.clock() })),
+);
+
 export const applyReceipt = write(
   (c, providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Delivery | null => {
     if (from.length === 0) return null;

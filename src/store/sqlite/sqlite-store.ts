@@ -162,6 +162,7 @@ export class SqliteStore implements Store {
   recordAttempt = this.op('recordAttempt', deliveries.recordAttempt);
   supersedePendingSos = this.op('supersedePendingSos', deliveries.supersedePendingSos);
   supersedeClaimed = this.op('supersedeClaimed', deliveries.supersedeClaimed);
+  releaseClaim = this.op('releaseClaim', deliveries.releaseClaim);
   applyReceipt = this.op('applyReceipt', deliveries.applyReceipt);
   countDeliveriesSince = this.op('countDeliveriesSince', deliveries.countDeliveriesSince);
   deliveryBacklog = this.op('deliveryBacklog', deliveries.deliveryBacklog);
