@@ -17,6 +17,12 @@ const allClearOf = (sos: NewDelivery): NewDelivery => ({
   kind: 'all_clear',
   body: 'all clear',
 });
+const movedOf = (sos: NewDelivery): NewDelivery => ({
+  ...sos,
+  key: deliveryKey(sos.key.split(':')[0] ?? '', sos.contactId, 'moved'),
+  kind: 'moved',
+  body: 'moved',
+});
 
 /** Claim everything due; the keys claimed. */
 async function claimKeys(store: Store, leaseMs = LEASE): Promise<string[]> {
@@ -97,6 +103,58 @@ export function outboxCases(ctx: ContractContext): void {
       // superseded is final: now the all-clear may go (the dispatcher decides whether it is sent)
       expect((await store.supersedePendingSos(incident.id)).map((d) => d.key)).toEqual([a.key]);
       expect(await claimKeys(store)).toEqual([allClearOf(a).key]);
+    });
+
+    it('invariant 5: an all-clear is not claimed while its contact’s moved follow-up is pending or sending; it is once that is final', async () => {
+      const store = ctx.store();
+      const { incident } = await openedIncident(store);
+      const [a, b] = newDeliveries(incident.id, 2) as [NewDelivery, NewDelivery];
+      await store.addDeliveries(incident, [a, b]);
+      for (const d of await store.claimDeliveries(100, LEASE))
+        await store.recordAttempt(d.key, d.attempts, { status: 'sent', carrier: 'test', providerMessageId: `pm-${d.key}` });
+      // a's follow-up is on its way when the all-clears are queued
+      await store.addDeliveries(incident, [movedOf(a)]);
+      const [moving] = await store.claimDeliveries(100, LEASE);
+      expect(moving?.key).toBe(movedOf(a).key);
+      await store.addDeliveries(incident, [allClearOf(a), allClearOf(b)]);
+      expect(await claimKeys(store)).toEqual([allClearOf(b).key]);
+      // it fails retryably: pending and due again; claiming takes the follow-up, a's all-clear still waits
+      await store.recordAttempt(moving!.key, moving!.attempts, {
+        status: 'pending',
+        carrier: 'test',
+        error: 'http_503',
+        nextAttemptAt: await store.now(),
+      });
+      const [retry] = await store.claimDeliveries(100, LEASE);
+      expect(retry?.key).toBe(movedOf(a).key);
+      expect(await claimKeys(store)).toEqual([]);
+      // it went out: now the all-clear may go
+      await store.recordAttempt(retry!.key, retry!.attempts, { status: 'sent', carrier: 'test', providerMessageId: 'pm-moved' });
+      expect(await claimKeys(store)).toEqual([allClearOf(a).key]);
+    });
+
+    it('invariant 5: releaseClaim gives a claim back (pending, due when asked, its attempt uncounted, the last outcome kept), for its own attempt only', async () => {
+      const store = ctx.store();
+      const { incident } = await openedIncident(store);
+      const [a] = newDeliveries(incident.id, 1) as [NewDelivery];
+      await store.addDeliveries(incident, [a]);
+      const [first] = await store.claimDeliveries(1, LEASE);
+      await store.recordAttempt(a.key, first!.attempts, {
+        status: 'pending',
+        carrier: 'test',
+        error: 'timeout',
+        nextAttemptAt: await store.now(),
+      });
+      const [second] = await store.claimDeliveries(1, LEASE);
+      expect(second).toMatchObject({ key: a.key, attempts: 2, status: 'sending' });
+      expect(await store.releaseClaim(a.key, 1, await store.now())).toBeNull();
+      const due = at(await store.now(), 3_600_000);
+      const back = await store.releaseClaim(a.key, 2, due);
+      expect(back).toMatchObject({ key: a.key, status: 'pending', attempts: 1, lastError: 'timeout' });
+      expect(back?.leaseUntil).toBeUndefined();
+      expect(back?.nextAttemptAt.getTime()).toBe(due.getTime());
+      expect(await store.releaseClaim(a.key, 2, due)).toBeNull();
+      expect(await claimKeys(store)).toEqual([]);
     });
 
     it('invariant 5: a lapsed lease marks the delivery maybeAccepted; an ambiguous attempt marks it for good', async () => {

@@ -84,15 +84,19 @@ async function admitDeliveries<C extends Candidate>(ctx: Ctx, now: Date, candida
       )
       .exec();
   }
+  // a follow-up waits for its contact's SOS; an all-clear also for their moved follow-up
   const clears = candidates.filter((c) => c.kind !== 'sos');
   if (clears.length === 0) return candidates;
-  const sosKey = (c: Candidate) => deliveryKey(c.incidentId, c.contactId, 'sos');
+  const before = (c: Candidate): string[] => [
+    deliveryKey(c.incidentId, c.contactId, 'sos'),
+    ...(c.kind === 'all_clear' ? [deliveryKey(c.incidentId, c.contactId, 'moved')] : []),
+  ];
   const open = await ctx.m.deliveries
-    .find({ _id: { $in: clears.map(sosKey) }, status: { $in: ['pending', 'sending'] satisfies DeliveryStatus[] } }, { _id: 1 })
+    .find({ _id: { $in: clears.flatMap(before) }, status: { $in: ['pending', 'sending'] satisfies DeliveryStatus[] } }, { _id: 1 })
     .lean<Pick<DeliveryDoc, '_id'>[]>()
     .exec();
   const waiting = new Set(open.map((d) => d._id));
-  return candidates.filter((c) => c.kind === 'sos' || !waiting.has(sosKey(c)));
+  return candidates.filter((c) => c.kind === 'sos' || !before(c).some((k) => waiting.has(k)));
 }
 
 /** Batched claim (./claim.ts), counting the attempt; an uncommitted lease lapses and is claimed again. */

@@ -11,8 +11,8 @@ export const DELIVERIES_SQL = Object.freeze({
   // ?: JSON array of incident ids
   deliveriesOfIncidents: 'SELECT * FROM deliveries WHERE incident_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, key',
   deliveryByKey: 'SELECT * FROM deliveries WHERE key = ?',
-  // a follow-up (all-clear, moved) waits while the same contact's SOS is pending or sending (UNIQUE (incident_id, contact_id, kind) serves
-  // the lookup); a lapsed lease (sending → sending) marks the lost attempt as possibly accepted
+  // a follow-up (all-clear, moved) waits while the same contact's SOS is pending or sending, and an all-clear while their moved
+  // follow-up is (UNIQUE (incident_id, contact_id, kind) serves the lookup); a lapsed lease (sending → sending) marks the lost attempt as possibly accepted
   // two index walks (due pending in next_attempt_at order, stopping after @limit; lapsed leases among the few
   // sending), merged and cut to @limit: never a sort of every due row, so a claim stays short however deep the backlog
   deliveriesClaim: `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @now + @leaseMs, updated_at = @now,
@@ -23,14 +23,16 @@ export const DELIVERIES_SQL = Object.freeze({
             SELECT d.key, d.next_attempt_at FROM deliveries AS d
             WHERE d.status = 'pending' AND d.next_attempt_at <= @now
               AND (d.kind = 'sos' OR NOT EXISTS (
-                SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
+                SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id
+                  AND (s.kind = 'sos' OR (d.kind = 'all_clear' AND s.kind = 'moved')) AND s.status IN ('pending','sending')))
             ORDER BY d.next_attempt_at LIMIT @limit)
           UNION ALL
           SELECT key, next_attempt_at AS due FROM (
             SELECT d.key, d.next_attempt_at FROM deliveries AS d
             WHERE d.status = 'sending' AND d.lease_until <= @now
               AND (d.kind = 'sos' OR NOT EXISTS (
-                SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id AND s.kind = 'sos' AND s.status IN ('pending','sending')))
+                SELECT 1 FROM deliveries AS s WHERE s.incident_id = d.incident_id AND s.contact_id = d.contact_id
+                  AND (s.kind = 'sos' OR (d.kind = 'all_clear' AND s.kind = 'moved')) AND s.status IN ('pending','sending')))
             ORDER BY d.next_attempt_at LIMIT @limit))
         ORDER BY due LIMIT @limit)
       -- re-checked row by row; the unary + keeps the planner on the primary key (with the status index, every claim walked the whole due backlog: test/integration/sqlite-plans.test.ts)
