@@ -61,7 +61,7 @@ export class TimerService {
     /** the request's trace is stored with the timer and the all-clear texts, to be continued later */
     private readonly tracing: Tracing = noTracing(),
   ) {
-    this.allClear = new AllClear(store, events, smsBudget);
+    this.allClear = new AllClear(store, events, smsBudget, () => this.metrics.casConflicts.inc({ command: 'false_alarm' }));
   }
 
   async arm(caller: Caller, input: ArmInput, idem?: { key: string; fingerprint: string }): Promise<{ timer: Timer; replayed: boolean }> {
@@ -207,33 +207,19 @@ export class TimerService {
   }
 
   /**
-   * I'm safe after the SOS: the timer stays expired, the incident becomes a false alarm,
-   * contacts hear they are safe. The CAS records the all-clear as owed; this request
-   * completes it, and so does a repeat of the request or the sweeper's repair if it fails.
+   * I'm safe after the SOS: the timer stays expired, its incident (its own, or the open one it
+   * joined: timer.incidentId) becomes a false alarm, contacts hear they are safe. The CAS records
+   * the all-clear as owed; this request completes it, and so does a repeat of the request or the
+   * sweeper's repair if it fails.
    */
   private async falseAlarm(caller: Caller, timer: Timer): Promise<CommandResult> {
-    let incident = await this.store.incidentForTimer(timer.id);
+    const incident = timer.incidentId ? await this.store.getIncident(timer.incidentId) : await this.store.incidentForTimer(timer.id);
     if (!incident) {
       throw Conflict('escalation_in_progress', 'the SOS for this timer is being sent right now; retry in a second', {
         status: timer.status,
         retryAfterSeconds: 1,
       });
     }
-    for (let i = 0; i < 3; i++) {
-      const d = decideIncident('false_alarm', incident.status);
-      if (d.kind === 'noop') {
-        if (AllClear.owed(incident)) await this.allClear.complete(incident, caller.displayName, this.tracing.traceparent());
-        return { timer, incident };
-      }
-      if (d.kind === 'conflict') return { timer, incident }; // a moderator already closed it: nothing to undo
-      const moved = await this.store.transitionIncident(incident.id, d.from, d.to, caller.userId);
-      if (moved) {
-        await this.allClear.complete(moved, caller.displayName, this.tracing.traceparent());
-        return { timer, incident: moved };
-      }
-      this.metrics.casConflicts.inc({ command: 'false_alarm' });
-      incident = (await this.store.getIncident(incident.id)) ?? incident;
-    }
-    return { timer, incident };
+    return { timer, incident: await this.allClear.personSafe(incident, caller, this.tracing.traceparent()) };
   }
 }

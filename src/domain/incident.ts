@@ -56,9 +56,28 @@ export interface Incident {
    * the write that opens it until its deliveries exist (the sweep completes it after a crash).
    */
   panicTexts?: 'pending' | 'done';
+  /**
+   * Timers that joined this open incident after it was opened (one open SOS per person: a
+   * second expiry, or a panic that ended the person's live timer), besides `timerId`. Each can
+   * check in ("I'm safe" ends this incident) and post fixes; the trail covers them all.
+   */
+  linkedTimers?: string[];
+  /** what the person wrote with each panic press, oldest first (moderators; the first one is in the SOS text) */
+  panicNotes?: PanicNote[];
   /** when retention removed its place, coordinates and display name (absent: not yet) */
   redactedAt?: Date;
 }
+
+export interface PanicNote {
+  text: string;
+  at: Date;
+}
+
+/** At most this many notes are kept on one incident (a press repeated in a panic adds one each). */
+export const MAX_PANIC_NOTES = 10;
+
+/** The timers whose fixes make this incident's trail: its own (or its panic slot), then those that joined it. */
+export const trailTimersOf = (i: Pick<Incident, 'timerId' | 'linkedTimers'>): string[] => [i.timerId, ...(i.linkedTimers ?? [])];
 
 export type IncidentCommand = 'acknowledge' | 'resolve' | 'false_alarm';
 

@@ -75,7 +75,7 @@ export interface SosFacts {
   deadline: Date;
 }
 
-const lastSeenText = (l: LastSeen) => `Last seen ${ageText(l.ageMs)} at ${mapLink(l.point)}`;
+export const lastSeenText = (l: LastSeen) => `Last seen ${ageText(l.ageMs)} at ${mapLink(l.point)}`;
 
 export function sosMessage(f: SosFacts): string {
   const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
@@ -105,6 +105,18 @@ export function movedMessage(f: Pick<SosFacts, 'personName'> & { lastSeen: LastS
 export function allClearMessage(f: Pick<SosFacts, 'personName'>): string {
   const who = clip(plainName(f.personName ?? '') || 'The Vigil user', 60);
   return clip(`Vigil update: ${who} has checked in and says they are safe. Please disregard the earlier SOS alert.`, MAX_SMS_CHARS);
+}
+
+/**
+ * The closing text after a moderator resolved the incident: the alert is over, without saying
+ * the person checked in (they did not; "I'm safe" sends `allClearMessage`).
+ */
+export function closedMessage(f: Pick<SosFacts, 'personName'>): string {
+  const who = clip(plainName(f.personName ?? '') || 'the Vigil user', 60);
+  return clip(
+    `Vigil update: the SOS alert for ${who} has been closed by the Vigil safety team. If you are still worried, try to reach them.`,
+    MAX_SMS_CHARS,
+  );
 }
 
 /** For logs and events: keep the leading `+`, the first digit and the last two digits only. */

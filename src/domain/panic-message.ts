@@ -1,11 +1,13 @@
 /** The SOS text of a panic button press. Pure; the same limits and name rules as ./messages.ts. */
-import { clip, mapLink, MAX_SMS_CHARS, plainName } from './messages.js';
+import { clip, lastSeenText, mapLink, MAX_SMS_CHARS, plainName, type LastSeen } from './messages.js';
 import type { GeoPoint } from './timer.js';
 
 export interface PanicFacts {
   personName?: string;
   locationName?: string;
   location?: GeoPoint;
+  /** the freshest live fix, when the press carried no place: said as "Last seen 2 min ago at …" */
+  lastSeen?: LastSeen;
   raisedAt: Date;
   /** a short line from the person (shortened, names rules applied) */
   note?: string;
@@ -15,7 +17,11 @@ export function panicMessage(f: PanicFacts): string {
   const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
   const place = plainName(f.locationName ?? '');
   const where = place ? ` at ${clip(place, 80)}` : '';
-  const map = f.location ? ` Last known location: ${mapLink(f.location)}` : ' No location was shared.';
+  const map = f.lastSeen
+    ? ` ${lastSeenText(f.lastSeen)}`
+    : f.location
+      ? ` Last known location: ${mapLink(f.location)}`
+      : ' No location was shared.';
   const when = f.raisedAt.toISOString().slice(0, 16).replace('T', ' ');
   const note = plainName(f.note ?? '');
   const said = note ? ` Their note: "${clip(note, 100)}"` : '';

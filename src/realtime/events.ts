@@ -113,6 +113,14 @@ export function incidentSourcesEvent(i: Incident): VigilEvent {
   const eventId = `incident.updated:${i.id}:sources:${incidentSources(i).join('+')}`;
   return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
 }
+/**
+ * A timer joined the person's open incident (one open SOS per person: a second expiry while one
+ * is open): moderators see the incident with its sources and linked timers; nobody is texted again.
+ */
+export function incidentJoinedEvent(i: Incident, timerId: string): VigilEvent {
+  const eventId = `incident.updated:${i.id}:joined:${timerId}`;
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+}
 /** A moderator note: `incident.updated` with the note, to moderators only (the owner does not see notes or who wrote them). */
 export function noteEvent(i: Incident, note: IncidentNote): VigilEvent {
   const eventId = `incident.updated:${i.id}:note:${note.id}`;

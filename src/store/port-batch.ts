@@ -36,6 +36,8 @@ export interface EscalationResult {
   created: boolean;
   /** this batch moved the escalation pending → done (false: already done by someone else) */
   marked: boolean;
+  /** the person already had another open incident: the timer joined it (see Store.openIncident) */
+  joined?: boolean;
 }
 
 export interface DeliveryOutcome {

@@ -20,6 +20,8 @@ export interface NewPanic {
   displayName?: string;
   locationName?: string;
   location?: GeoPoint;
+  /** what the person wrote with the press: kept on the incident (`panicNotes`), also when the press attaches */
+  note?: string;
 }
 
 export type PanicResult =

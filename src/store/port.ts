@@ -80,6 +80,20 @@ export type KeyedCommandResult =
   /** the CAS refused (not live, caps, deadline, not theirs): nothing recorded, decide as without a key */
   | { kind: 'refused' };
 
+/** The incident an expired timer escalates into. */
+export interface OpenedIncident {
+  incident: Incident;
+  /** this call inserted it */
+  created: boolean;
+  /** the person already had another open incident: the timer joined it (listed in `linkedTimers`) */
+  joined?: boolean;
+}
+
+export interface TransitionOptions {
+  /** moving to `resolved`: the contacts who were texted are owed a closing text (`allClear: 'pending'` in the same write) */
+  closingTexts?: boolean;
+}
+
 /** Live timers and open incidents by status. */
 export interface StateCounts {
   timers: { active: number; extended: number };
@@ -156,16 +170,29 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   maxRecordedFence(): Promise<number>;
 
   // ── incidents ─────────────────────────────────────────────────────────────
-  /** Create the incident of an expired timer, or return the existing one (unique per timer). */
-  openIncident(timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }>;
+  /**
+   * Create the incident of an expired timer, or return the existing one (unique per timer), or,
+   * while the person has another open incident, join the timer to that one (one open SOS per
+   * person, docs/invariants.md): decided in one atomic write.
+   */
+  openIncident(timer: Timer, fence: number, id: string): Promise<OpenedIncident>;
   getIncident(id: string): Promise<Incident | null>;
   incidentForTimer(timerId: string): Promise<Incident | null>;
   listIncidents(filter?: { status?: IncidentStatus } & ChangedSince): Promise<Incident[]>;
   /**
    * CAS incident from one of `from` to `to`, recording who did it. Moving to `false_alarm`
-   * records `allClear: 'pending'` in the same write (the incident is the all-clear's outbox).
+   * records `allClear: 'pending'` in the same write (the incident is the all-clear's outbox);
+   * so does moving to `resolved` with `closingTexts`.
    */
-  transitionIncident(id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Promise<Incident | null>;
+  transitionIncident(
+    id: string,
+    from: readonly IncidentStatus[],
+    to: IncidentStatus,
+    by: string,
+    opts?: TransitionOptions,
+  ): Promise<Incident | null>;
+  /** CAS resolved with no all-clear recorded → `allClear: 'pending'` ("I'm safe" after a resolve that texted nobody). */
+  oweAllClear(id: string): Promise<Incident | null>;
   /** Incidents whose all-clear is still pending (crash repair), oldest update first. */
   pendingAllClears(limit: number): Promise<Incident[]>;
   /** CAS allClear pending → done. */
@@ -184,7 +211,7 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]>;
   /** CAS sending(attempt) → outcome. `null` if the lease was lost to another dispatcher. */
   recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null>;
-  /** CAS pending SOS deliveries of the incident → superseded (never sent); returns those it moved. */
+  /** CAS the incident's pending SOS and `moved` deliveries → superseded (never sent: the SOS is over); returns those it moved. */
   supersedePendingSos(incidentId: string): Promise<Delivery[]>;
   /** CAS sending(attempt) → superseded without a carrier call (the claim's attempt is given back). */
   supersedeClaimed(key: string, attempt: number, reason: string): Promise<Delivery | null>;

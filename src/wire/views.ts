@@ -46,6 +46,10 @@ export function incidentView(i: Incident) {
     meeting: meetingView(i.meeting),
     source: incidentSources(i)[0],
     sources: incidentSources(i),
+    // timers that joined it after it opened (one open SOS per person): each can check in and post fixes
+    linkedTimerIds: i.linkedTimers,
+    // the person's own words with each panic press
+    panicNotes: i.panicNotes?.map((n) => ({ text: n.text, at: iso(n.at) })),
     redactedAt: iso(i.redactedAt),
   };
 }

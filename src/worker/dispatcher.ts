@@ -195,8 +195,9 @@ export class Dispatcher {
   /** Why this claimed delivery must not be sent now, if so: superseded (final) or waiting for another text of its contact. */
   private async hold(d: Delivery): Promise<'superseded' | 'wait' | null> {
     if (d.kind === 'sos') {
+      // after I'm safe or a moderator's resolve an SOS that has not gone out never does
       const incident = await this.store.getIncident(d.incidentId);
-      return incident?.status === 'false_alarm' ? 'superseded' : null;
+      return incident && !OPEN_INCIDENT.includes(incident.status) ? 'superseded' : null;
     }
     if (d.kind === 'moved') {
       // the follow-up is news only while the incident is open: after I'm safe or a resolve it is not sent
@@ -219,7 +220,7 @@ export class Dispatcher {
       await this.giveBack(d, WAIT_AGAIN_MS, 'waiting for another text of this contact');
       return;
     }
-    const reason = d.kind === 'sos' ? 'false_alarm' : d.kind === 'moved' ? 'incident_closed_or_sos_not_sent' : 'sos_not_sent';
+    const reason = d.kind === 'sos' ? 'incident_closed' : d.kind === 'moved' ? 'incident_closed_or_sos_not_sent' : 'sos_not_sent';
     const done = await this.store.supersedeClaimed(d.key, d.attempts, reason);
     if (!done) return;
     this.metrics.deliveries.inc({ carrier: 'none', outcome: 'superseded' });
@@ -347,12 +348,12 @@ export class Dispatcher {
   }
 
   /**
-   * An SOS back to pending after "I'm safe" arrived during its attempt: supersede it now
+   * An SOS back to pending after "I'm safe" (or a resolve) arrived during its attempt: supersede it now
    * rather than at its next claim, so its contact's all-clear does not wait out the backoff.
    */
   private async endAfterFalseAlarm(sos: Delivery): Promise<void> {
     const incident = await this.store.getIncident(sos.incidentId);
-    if (incident?.status !== 'false_alarm') return;
+    if (!incident || OPEN_INCIDENT.includes(incident.status)) return;
     for (const d of await this.store.supersedePendingSos(sos.incidentId)) this.events.publish(deliveryEvent(d, maskPhone));
   }
 }

@@ -18,7 +18,7 @@ import { sosMessage } from '../domain/messages.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
-import { sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
+import { incidentJoinedEvent, sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { EscalationItem } from '../store/port-batch.js';
 import type { Store } from '../store/port.js';
 import { noTracing, type Span, type Tracing } from '../telemetry/tracing.js';
@@ -142,7 +142,8 @@ export class Escalator {
       const { incident, created } = r;
       if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
       this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
-      this.events.publish(sosEvent(incident));
+      // a second SOS while one is open joined it: moderators are told, nobody is texted again
+      this.events.publish(r.joined ? incidentJoinedEvent(incident, timer.id) : sosEvent(incident));
       if (r.marked) marked++;
       this.log.info(
         {
@@ -151,11 +152,12 @@ export class Escalator {
           fence: items[i]?.fence,
           contacts: plans[i]?.contacts.length,
           recipients: items[i]?.recipients.length,
-          repaired: !created,
+          repaired: !created && !r.joined,
+          joined: r.joined,
           lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime(),
           batch: timers.length,
         },
-        'SOS escalated',
+        r.joined ? 'SOS joined the open incident' : 'SOS escalated',
       );
     });
     if (marked > 0) this.metrics.escalated.inc(marked);
@@ -174,7 +176,7 @@ export class Escalator {
     const fix = (await this.extras.location?.atEscalation(timer)) ?? null;
     const now = await this.store.now();
     const where = fix ? { ...timer, location: { lat: fix.lat, lng: fix.lng } } : timer;
-    const { incident, created } = await this.store.openIncident(where, fence, newId('inc'));
+    const { incident, created, joined } = await this.store.openIncident(where, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const all = await this.store.getContacts(timer.userId);
     const contacts = await this.smsBudget.sosRecipients(incident, all);
@@ -199,7 +201,7 @@ export class Escalator {
       })),
     );
     this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
-    this.events.publish(sosEvent(incident));
+    this.events.publish(joined ? incidentJoinedEvent(incident, timer.id) : sosEvent(incident));
     const marked = await this.store.markEscalated(timer.id, incident.id);
     if (marked) this.metrics.escalated.inc();
     this.log.info(
@@ -209,10 +211,11 @@ export class Escalator {
         fence,
         contacts: all.length,
         recipients: contacts.length,
-        repaired: !created,
+        repaired: !created && !joined,
+        joined,
         lagMs: incident.createdAt.getTime() - timer.expiresAt.getTime(),
       },
-      'SOS escalated',
+      joined ? 'SOS joined the open incident' : 'SOS escalated',
     );
   }
 }

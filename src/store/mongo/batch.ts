@@ -13,7 +13,8 @@ import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-ba
 import { toContact, toDelivery, toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
-import { bulkUpdate, defined, insertOptions, newOp, unknownOutcome, type Ctx } from './writes.js';
+import { joinIncident, timerIncidentDoc } from './incidents.js';
+import { bulkUpdate, insertOptions, newOp, unknownOutcome, type Ctx } from './writes.js';
 
 /** Run an unordered write; "already there" (duplicate key) is fine, an unconfirmed write concern is not. */
 async function tolerateDuplicates(write: () => Promise<unknown>): Promise<void> {
@@ -25,31 +26,36 @@ async function tolerateDuplicates(write: () => Promise<unknown>): Promise<void> 
   }
 }
 
-/** Five round trips per batch: insert incidents, read them back, insert deliveries, mark done, read which were marked. */
+/**
+ * Five round trips per batch: insert incidents, read them back, insert deliveries, mark done,
+ * read which were marked. A timer whose person already has another open incident (its insert is
+ * refused by the unique `openUser`) joins that one (one open SOS per person): one more write
+ * for the joins, only when there are any.
+ */
 export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<EscalationResult[]> {
   if (items.length === 0) return [];
   const now = await ctx.now();
-  const mine: IncidentDoc[] = items.map(({ timer, fence, incidentId }) => ({
-    _id: incidentId,
-    timerId: timer.id,
-    userId: timer.userId,
-    status: 'active',
-    deadline: timer.expiresAt,
-    createdAt: now,
-    updatedAt: now,
-    fence,
-    lastOp: newOp(),
-    ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName, meeting: timer.meeting }),
-  }));
+  const mine: IncidentDoc[] = items.map(({ timer, fence, incidentId }) => timerIncidentDoc(timer, fence, incidentId, now));
   await tolerateDuplicates(() => ctx.m.incidents.insertMany(mine, insertOptions(ctx, false)));
   const timerIds = items.map((i) => i.timer.id);
+  const users = [...new Set(items.map((i) => i.timer.userId))];
   const found = await ctx.m.incidents
-    .find({ timerId: { $in: timerIds } })
+    .find({ $or: [{ timerId: { $in: timerIds } }, { openUser: { $in: users } }] })
     .lean<IncidentDoc[]>()
     .exec();
   const byTimer = new Map(found.map((d) => [d.timerId, d]));
+  const openOf = new Map(found.filter((d) => d.openUser !== undefined).map((d) => [d.openUser as string, d]));
+  const joined = new Map<string, IncidentDoc>();
+  for (const { timer } of items) {
+    if (byTimer.has(timer.id)) continue;
+    const open = openOf.get(timer.userId);
+    // its insert was refused and the open incident closed meanwhile: the next sweep tries again (still pending)
+    if (!open) throw new Error(`timer ${timer.id}: its incident was neither inserted nor found`);
+    joined.set(timer.id, open);
+  }
+  for (const [timerId, open] of joined) joined.set(timerId, await joinIncident(ctx, open, timerId));
   const incidentOf = (timerId: string): IncidentDoc => {
-    const d = byTimer.get(timerId);
+    const d = byTimer.get(timerId) ?? joined.get(timerId);
     if (!d) throw new Error(`timer ${timerId}: its incident was neither inserted nor found`);
     return d;
   };
@@ -102,7 +108,13 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
   const ours = new Set(mine.map((d) => d._id));
   return items.map(({ timer }) => {
     const d = incidentOf(timer.id);
-    return { timerId: timer.id, incident: toIncident(d), created: ours.has(d._id), marked: markedIds.has(timer.id) };
+    return {
+      timerId: timer.id,
+      incident: toIncident(d),
+      created: ours.has(d._id),
+      marked: markedIds.has(timer.id),
+      ...(joined.has(timer.id) ? { joined: true } : {}),
+    };
   });
 }
 

@@ -136,7 +136,7 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
   return d ? toDelivery(d) : null;
 }
 
-/** pending SOS → superseded, in one updateMany tagged with a token; what carries the token is what moved. */
+/** pending SOS and moved follow-ups → superseded, in one updateMany tagged with a token; what carries the token is what moved. */
 export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise<Delivery[]> {
   const now = await ctx.now();
   const op = newOp();
@@ -144,7 +144,7 @@ export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise
   try {
     await ctx.m.deliveries
       .updateMany(
-        { incidentId, kind: 'sos', status: 'pending' },
+        { incidentId, kind: { $in: ['sos', 'moved'] }, status: 'pending' },
         { $set: { status: 'superseded', updatedAt: now, lastOp: op } },
         { writeConcern: ctx.wc },
       )

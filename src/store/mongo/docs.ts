@@ -55,6 +55,8 @@ export function toIncident(d: IncidentDoc): Incident {
     meeting: meeting(d.meeting),
     panicTexts: d.panicTexts,
     sources: d.sources && d.sources.length > 0 ? [...d.sources] : undefined,
+    linkedTimers: d.linkedTimers && d.linkedTimers.length > 0 ? [...d.linkedTimers] : undefined,
+    panicNotes: d.panicNotes && d.panicNotes.length > 0 ? d.panicNotes.map((n) => ({ text: n.text, at: n.at })) : undefined,
     redactedAt: d.redactedAt,
   });
 }

@@ -2,19 +2,15 @@
 import { OPEN_INCIDENT, type Incident, type IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
-import type { ChangedSince } from '../port.js';
+import type { ChangedSince, OpenedIncident, TransitionOptions } from '../port.js';
 import { toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { IncidentDoc } from './schemas.js';
 import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
-/**
- * Insert the incident, or return the one that exists: the unique index on timerId makes
- * concurrent openers agree (invariant 3). Insert first: the common path is one round trip.
- */
-export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: string): Promise<{ incident: Incident; created: boolean }> {
-  const now = await ctx.now();
-  const doc: IncidentDoc = {
+/** The incident document of an expired timer (open: it takes the person's `openUser` slot). */
+export function timerIncidentDoc(timer: Timer, fence: number, id: string, now: Date): IncidentDoc {
+  return {
     _id: id,
     timerId: timer.id,
     userId: timer.userId,
@@ -23,25 +19,65 @@ export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: st
     createdAt: now,
     updatedAt: now,
     fence,
+    openUser: timer.userId,
     lastOp: newOp(),
     ...defined({ locationName: timer.locationName, location: timer.location, displayName: timer.displayName, meeting: timer.meeting }),
   };
-  try {
-    await ctx.m.incidents.insertMany([doc], insertOptions(ctx, true));
-    return { incident: toIncident(doc), created: true };
-  } catch (err) {
-    if (isWriteConcernError(err)) {
-      const seen = await rereadMajority(err, () =>
-        ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec(),
-      );
-      if (seen) return { incident: toIncident(seen), created: seen._id === id };
-      throw unknownOutcome(err);
+}
+
+/**
+ * `timerId` joins the person's open incident `open`: listed in `linkedTimers`, `timer` among the
+ * sources (one open SOS per person). Idempotent ($addToSet; the source only when missing).
+ */
+export async function joinIncident(ctx: Ctx, open: IncidentDoc, timerId: string): Promise<IncidentDoc> {
+  if (open.timerId === timerId) return open;
+  const addSource = open.sources !== undefined && !open.sources.includes('timer');
+  const d = await ctx.m.incidents
+    .findOneAndUpdate(
+      { _id: open._id },
+      {
+        $addToSet: { linkedTimers: timerId, ...(addSource ? { sources: 'timer' } : {}) },
+        $set: { lastOp: newOp() },
+        $currentDate: { updatedAt: true },
+      },
+      { new: true, writeConcern: ctx.wc },
+    )
+    .lean<IncidentDoc>()
+    .exec();
+  return d ?? open;
+}
+
+/**
+ * Insert the incident, or return the one that exists: the unique index on timerId makes
+ * concurrent openers agree (invariant 3). While the person has another open incident the
+ * insert is refused too (unique `openUser`) and the timer joins that one. Insert first: the
+ * common path is one round trip. A refused insert whose cause closed meanwhile is tried again.
+ */
+export async function openIncident(ctx: Ctx, timer: Timer, fence: number, id: string): Promise<OpenedIncident> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = await ctx.now();
+    const doc = timerIncidentDoc(timer, fence, id, now);
+    try {
+      await ctx.m.incidents.insertMany([doc], insertOptions(ctx, true));
+      return { incident: toIncident(doc), created: true };
+    } catch (err) {
+      if (isWriteConcernError(err)) {
+        const seen = await rereadMajority(err, () =>
+          ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec(),
+        );
+        if (seen) return { incident: toIncident(seen), created: seen._id === id };
+        throw unknownOutcome(err);
+      }
+      if (!isDuplicateKey(err)) throw err;
     }
-    if (!isDuplicateKey(err)) throw err;
+    const [own, open] = await Promise.all([
+      ctx.m.incidents.findOne({ timerId: timer.id }).readConcern('majority').lean<IncidentDoc>().exec(),
+      ctx.m.incidents.findOne({ openUser: timer.userId }).readConcern('majority').lean<IncidentDoc>().exec(),
+    ]);
+    if (own) return { incident: toIncident(own), created: false };
+    if (open) return { incident: toIncident(await joinIncident(ctx, open, timer.id)), created: false, joined: true };
   }
-  const existing = await ctx.m.incidents.findOne({ timerId: timer.id }).lean<IncidentDoc>().exec();
-  if (!existing) throw new Error(`incident ${id}: the insert was refused as a duplicate but timer ${timer.id} has no incident`);
-  return { incident: toIncident(existing), created: false };
+  throw new Error(`incident ${id}: the insert for timer ${timer.id} kept being refused with no incident to join`);
 }
 
 export async function getIncident(ctx: Ctx, id: string): Promise<Incident | null> {
@@ -73,21 +109,31 @@ export async function transitionIncident(
   from: readonly IncidentStatus[],
   to: IncidentStatus,
   by: string,
+  opts: TransitionOptions = {},
 ): Promise<Incident | null> {
   if (from.length === 0) return null;
   const now = await ctx.now();
   const stamp = to === 'acknowledged' ? { acknowledgedAt: now, acknowledgedBy: by } : { resolvedAt: now, resolvedBy: by };
   // the false alarm and the all-clear it owes, in one write
-  const owed = to === 'false_alarm' ? { allClear: 'pending' as const } : {};
+  const owed = to === 'false_alarm' || (to === 'resolved' && opts.closingTexts) ? { allClear: 'pending' as const } : {};
   const d = await casOne(ctx, ctx.m.incidents, {
     filter: { _id: id, status: { $in: [...from] } },
     // updatedAt from the server as it applies the write (see ./timers.ts)
     update: (op) => ({
       $set: { status: to, lastOp: op, ...stamp, ...owed },
       $currentDate: { updatedAt: true },
-      // a closed incident frees the person's slot for a panic incident (./safety.ts)
+      // a closed incident frees the person's slot for their next SOS (./safety.ts, openIncident)
       ...(OPEN_INCIDENT.includes(to) ? {} : { $unset: { openUser: 1 } }),
     }),
+  });
+  return d ? toIncident(d) : null;
+}
+
+/** CAS resolved with no all-clear recorded → pending ("I'm safe" after a resolve that texted nobody). */
+export async function oweAllClear(ctx: Ctx, id: string): Promise<Incident | null> {
+  const d = await casOne(ctx, ctx.m.incidents, {
+    filter: { _id: id, status: 'resolved', allClear: { $exists: false } },
+    update: (op) => ({ $set: { allClear: 'pending', lastOp: op }, $currentDate: { updatedAt: true } }),
   });
   return d ? toIncident(d) : null;
 }

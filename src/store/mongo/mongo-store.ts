@@ -192,6 +192,7 @@ export class MongoStore implements Store {
   readonly incidentForTimer = this.op('incidentForTimer', incidents.incidentForTimer);
   readonly listIncidents = this.op('listIncidents', incidents.listIncidents);
   readonly transitionIncident = this.op('transitionIncident', incidents.transitionIncident);
+  readonly oweAllClear = this.op('oweAllClear', incidents.oweAllClear);
   readonly pendingAllClears = this.op('pendingAllClears', incidents.pendingAllClears);
   readonly markAllClearDone = this.op('markAllClearDone', incidents.markAllClearDone);
 

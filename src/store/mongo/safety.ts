@@ -2,10 +2,10 @@
  * The safety features on MongoDB: the panic SOS, the warning claim, the inbox. No multi-document
  * transaction: the panic is a loop of single-document CAS writes whose losers re-read and decide
  * again. Two unique indexes make concurrent writers agree: one incident per timer (`timerId`),
- * one open panic incident per person (`openUser`, sparse, unset when the incident closes).
+ * one open incident per person (`openUser`, sparse, unset when the incident closes).
  */
 import { Conflict } from '../../domain/errors.js';
-import { OPEN_INCIDENT, panicSlot, type Incident } from '../../domain/incident.js';
+import { MAX_PANIC_NOTES, OPEN_INCIDENT, panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification } from '../../domain/notification.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { LIVE } from '../../domain/timer.js';
@@ -15,6 +15,7 @@ import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from 
 import { claimBatch } from './claim.js';
 import { toIncident, toTimer } from './docs.js';
 import { isDuplicateKey } from './errors.js';
+import { joinIncident } from './incidents.js';
 import type { IncidentDoc, NotificationDoc, TimerDoc } from './schemas.js';
 import { casOne, defined, insertOptions, noneWanted, type Ctx } from './writes.js';
 
@@ -74,7 +75,11 @@ async function panicOnce(ctx: Ctx, p: NewPanic): Promise<Exclude<PanicResult, { 
             }),
           })
         : null;
-      const r = { kind: 'attached' as const, incident: toIncident(added ?? current), sourceAdded: added !== null };
+      // the timer joins the open incident: it can check in and post fixes there, the trail covers it
+      let doc = added ?? current;
+      if (linked) doc = await joinIncident(ctx, doc, linked._id);
+      if (p.note !== undefined) doc = (await addNote(ctx, doc._id, p.note, now)) ?? doc;
+      const r = { kind: 'attached' as const, incident: toIncident(doc), sourceAdded: added !== null };
       return linked ? { ...r, timer: toTimer(linked) } : r;
     }
     let taken: TimerDoc | null;
@@ -109,6 +114,14 @@ async function panicOnce(ctx: Ctx, p: NewPanic): Promise<Exclude<PanicResult, { 
   throw Conflict('sos_contended', 'the SOS kept racing other changes; retry');
 }
 
+/** Append a panic note, at most MAX_PANIC_NOTES on one incident; null when full. */
+async function addNote(ctx: Ctx, incidentId: string, text: string, at: Date): Promise<IncidentDoc | null> {
+  return casOne(ctx, ctx.m.incidents, {
+    filter: { _id: incidentId, [`panicNotes.${MAX_PANIC_NOTES - 1}`]: { $exists: false } },
+    update: (op) => ({ $push: { panicNotes: { text, at } }, $set: { lastOp: op }, $currentDate: { updatedAt: true } }),
+  });
+}
+
 function incidentDoc(p: NewPanic, now: Date, timer: TimerDoc | null): IncidentDoc {
   const own = p.location !== undefined || p.locationName !== undefined;
   return {
@@ -122,6 +135,7 @@ function incidentDoc(p: NewPanic, now: Date, timer: TimerDoc | null): IncidentDo
     fence: 0,
     sources: ['panic'],
     openUser: p.userId,
+    ...(p.note === undefined ? {} : { panicNotes: [{ text: p.note, at: now }] }),
     // a timer's own escalation (pending) is the outbox when there is one
     ...(timer ? {} : { panicTexts: 'pending' as const }),
     ...defined({

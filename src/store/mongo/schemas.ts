@@ -50,7 +50,11 @@ export interface CommandKey {
 /** An incident as stored: the domain record with `_id` for `id`. */
 export type IncidentDoc = Omit<Incident, 'id'> & {
   _id: string;
-  /** = userId while a panic incident is open, absent otherwise: unique → one open panic incident per person */
+  /**
+   * = userId while the incident is open, absent otherwise: unique → one open incident per person
+   * (the index keeps its first name, `one_open_panic_per_user`: createIndexes cannot rename one).
+   * Incidents opened before every incident carried it have none.
+   */
   openUser?: string;
   /** Idempotency-Keys of the panic requests answered with this incident */
   sosKeys?: CommandKey[];
@@ -171,6 +175,8 @@ function incidentSchema(): Schema<IncidentDoc> {
       sources: { type: [{ type: String, enum: INCIDENT_SOURCES }], default: undefined },
       openUser: String,
       panicTexts: { type: String, enum: ['pending', 'done'] },
+      linkedTimers: { type: [String], default: undefined },
+      panicNotes: { type: [new Schema({ text: { type: String, required: true }, at: { type: Date, required: true } }, { _id: false })], default: undefined },
       sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
       redactedAt: Date,
@@ -186,7 +192,7 @@ function incidentSchema(): Schema<IncidentDoc> {
   s.index({ updatedAt: 1 }, { name: 'updated' });
   // crash repair: false alarms whose all-clear did not finish (absent on every other incident)
   s.index({ allClear: 1, updatedAt: 1 }, { name: 'all_clear_pending', sparse: true });
-  // the panic SOS: a person's open incident (and keys of panic requests), one open panic incident per person
+  // a person's open incident (and keys of panic requests); one open incident per person (openUser: every open incident carries it)
   s.index({ userId: 1, status: 1 }, { name: 'user_status' });
   s.index({ openUser: 1 }, { name: 'one_open_panic_per_user', unique: true, sparse: true });
   // crash repair: panic incidents whose texts are not created yet (absent on every other incident)

@@ -20,7 +20,7 @@ export const escalateBatch = write((c, items: EscalationItem[]): EscalationResul
   const run = c.db.transaction((): EscalationResult[] => {
     const now = c.clock();
     return items.map(({ timer, fence, incidentId, recipients }) => {
-      const { incident, created } = openIncidentRow(c, timer, fence, incidentId, now);
+      const { incident, created, joined } = openIncidentRow(c, timer, fence, incidentId, now);
       for (const r of recipients)
         insertDeliveryRow(
           c,
@@ -37,7 +37,7 @@ export const escalateBatch = write((c, items: EscalationItem[]): EscalationResul
           now,
         );
       const marked = markEscalatedRow(c, timer.id, incident.id);
-      return { timerId: timer.id, incident, created, marked };
+      return { timerId: timer.id, incident, created, marked, ...(joined ? { joined } : {}) };
     });
   });
   return run.immediate();

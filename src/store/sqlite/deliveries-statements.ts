@@ -43,8 +43,9 @@ export const DELIVERIES_SQL = Object.freeze({
       next_attempt_at = COALESCE(@next, next_attempt_at), lease_until = NULL, updated_at = @now,
       maybe_accepted = MAX(maybe_accepted, @maybeAccepted)
     WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
+  // the alarming texts not sent yet (the SOS and its moved follow-up) once the SOS is over
   deliveriesSupersedeSos: `UPDATE deliveries SET status = 'superseded', updated_at = @now
-    WHERE incident_id = @incidentId AND kind = 'sos' AND status = 'pending' RETURNING *`,
+    WHERE incident_id = @incidentId AND kind IN ('sos','moved') AND status = 'pending' RETURNING *`,
   // no carrier call was made: the attempt the claim counted is given back
   deliverySupersedeClaimed: `UPDATE deliveries SET status = 'superseded', attempts = attempts - 1, lease_until = NULL, last_error = @reason, updated_at = @now
     WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,

@@ -2,7 +2,7 @@
 import type { Incident, IncidentStatus } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
-import type { ChangedSince } from '../port.js';
+import type { ChangedSince, OpenedIncident, TransitionOptions } from '../port.js';
 import { read, write, type Ctx } from './ctx.js';
 import { incidentInsertParams, toIncident, type IncidentRow } from './rows.js';
 
@@ -10,17 +10,31 @@ const incidentOrNull = (row: unknown): Incident | null => (row ? toIncident(row 
 
 /**
  * The incident of an expired timer: inserted, or the one it already has (unique per timer,
- * invariant 3). One place for both escalation paths: openIncident and the group commit (./batch.ts).
+ * invariant 3), or, while the person has another open incident, that one, which the timer
+ * joins (one open SOS per person: listed in `linkedTimers`, `timer` among the sources). One
+ * place for both escalation paths: openIncident and the group commit (./batch.ts); the
+ * caller runs it inside its write, so the three cases are decided atomically.
  */
-export function openIncidentRow(c: Ctx, timer: Timer, fence: number, id: string, now: number): { incident: Incident; created: boolean } {
+export function openIncidentRow(c: Ctx, timer: Timer, fence: number, id: string, now: number): OpenedIncident {
   const inserted = c.st.incidentInsert.get(incidentInsertParams(timer, fence, id, now)) as IncidentRow | undefined;
   if (inserted) return { incident: toIncident(inserted), created: true };
-  return { incident: toIncident(c.st.incidentByTimer.get(timer.id) as IncidentRow), created: false };
+  const own = c.st.incidentByTimer.get(timer.id) as IncidentRow | undefined;
+  if (own) return { incident: toIncident(own), created: false };
+  const open = c.st.incidentOpenOfUser.get(timer.userId) as IncidentRow | undefined;
+  if (!open) throw new Error(`timer ${timer.id}: its incident was neither inserted nor found`);
+  return { incident: toIncident(joinRow(c, open, timer.id)), created: false, joined: true };
 }
 
-export const openIncident = write((c, timer: Timer, fence: number, id: string): { incident: Incident; created: boolean } =>
-  openIncidentRow(c, timer, fence, id, c.clock()),
-);
+/** `timerId` joins the open incident `open`: linked, and `timer` among its sources. Idempotent. */
+export function joinRow(c: Ctx, open: IncidentRow, timerId: string): IncidentRow {
+  const linked = (c.st.incidentLinkTimer.get({ id: open.id, timerId }) as IncidentRow | undefined) ?? open;
+  return (c.st.incidentAddSource.get({ id: open.id, source: 'timer' }) as IncidentRow | undefined) ?? linked;
+}
+
+export const openIncident = write((c, timer: Timer, fence: number, id: string): OpenedIncident => {
+  const run = c.db.transaction(() => openIncidentRow(c, timer, fence, id, c.clock()));
+  return run.immediate();
+});
 
 export const getIncident = read((c, id: string): Incident | null => incidentOrNull(c.st.incidentById.get(id)));
 
@@ -45,11 +59,20 @@ export const listIncidents = read((c, filter: { status?: IncidentStatus } & Chan
 });
 
 export const transitionIncident = write(
-  (c, id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string): Incident | null => {
-    const st = to === 'acknowledged' ? c.st.incidentAcknowledge : to === 'false_alarm' ? c.st.incidentFalseAlarm : c.st.incidentResolve;
+  (c, id: string, from: readonly IncidentStatus[], to: IncidentStatus, by: string, opts: TransitionOptions = {}): Incident | null => {
+    const st =
+      to === 'acknowledged'
+        ? c.st.incidentAcknowledge
+        : to === 'false_alarm'
+          ? c.st.incidentFalseAlarm
+          : opts.closingTexts
+            ? c.st.incidentResolveClosing
+            : c.st.incidentResolve;
     return incidentOrNull(st.get({ id, to, by, from: JSON.stringify(from), now: c.clock() }));
   },
 );
+
+export const oweAllClear = write((c, id: string): Incident | null => incidentOrNull(c.st.incidentOweAllClear.get({ id })));
 
 export const pendingAllClears = read((c, limit: number): Incident[] =>
   (c.st.incidentsAllClearPending.all(limit) as IncidentRow[]).map(toIncident),

@@ -56,6 +56,10 @@ export interface IncidentRow {
   /** JSON array of sources; NULL: a timer alone */
   sources: string | null;
   panic_texts: 'pending' | 'done' | null;
+  /** JSON array of timer ids that joined it; NULL: none */
+  linked_timers: string | null;
+  /** JSON array of {text, at}; NULL: none */
+  panic_notes: string | null;
   redacted_at: number | null;
 }
 
@@ -139,6 +143,11 @@ export function toIncident(r: IncidentRow): Incident {
     meeting: meeting(r.meeting),
     panicTexts: opt(r.panic_texts),
     sources: r.sources === null ? undefined : (JSON.parse(r.sources) as IncidentSource[]),
+    linkedTimers: r.linked_timers === null ? undefined : (JSON.parse(r.linked_timers) as string[]),
+    panicNotes:
+      r.panic_notes === null
+        ? undefined
+        : (JSON.parse(r.panic_notes) as { text: string; at: number }[]).map((n) => ({ text: n.text, at: new Date(n.at) })),
     redactedAt: date(r.redacted_at),
   });
 }

@@ -9,13 +9,6 @@ export const SAFETY_SQL = Object.freeze({
   // ── panic ─────────────────────────────────────────────────────────────────
   sosIdempotencyGet: 'SELECT fingerprint, incident_id FROM sos_idempotency WHERE user_id = ? AND key = ?',
   sosIdempotencyInsert: 'INSERT INTO sos_idempotency (user_id, key, fingerprint, incident_id, created_at) VALUES (?, ?, ?, ?, ?)',
-  // index incidents_user_open; the newest if history left more than one open
-  incidentOpenOfUser: `SELECT * FROM incidents WHERE user_id = ? AND status IN ('active','acknowledged')
-    ORDER BY created_at DESC, id DESC LIMIT 1`,
-  // append @source unless it is there already (NULL sources mean ["timer"])
-  incidentAddSource: `UPDATE incidents SET sources = json_insert(COALESCE(sources, '["timer"]'), '$[#]', @source), updated_at = store_now()
-    WHERE id = @id AND NOT EXISTS (SELECT 1 FROM json_each(COALESCE(incidents.sources, '["timer"]')) WHERE value = @source)
-    RETURNING *`,
   // a sweep expired it and has not opened its incident yet
   pendingTimerOfUser:
     "SELECT * FROM timers WHERE user_id = ? AND escalation = 'pending' AND incident_id IS NULL ORDER BY expires_at DESC LIMIT 1",

@@ -5,7 +5,7 @@
  * SQL in ./safety-statements.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { panicSlot, type Incident } from '../../domain/incident.js';
+import { MAX_PANIC_NOTES, panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification, type NotificationKind } from '../../domain/notification.js';
 import type { WarningWindow } from '../../domain/warning.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
@@ -67,7 +67,11 @@ function panicOnce(c: Ctx, p: NewPanic, now: number): Exclude<PanicResult, { kin
   if (open) {
     const added = c.st.incidentAddSource.get({ id: open.id, source: 'panic' }) as IncidentRow | undefined;
     const linked = live ? (c.st.timerLinkToIncident.get({ id: live.id, incidentId: open.id, now }) as TimerRow | undefined) : undefined;
-    const r = { kind: 'attached' as const, incident: toIncident(added ?? open), sourceAdded: added !== undefined };
+    // the timer joins the open incident: it can check in and post fixes there, the trail covers it
+    let row = added ?? open;
+    if (linked) row = (c.st.incidentLinkTimer.get({ id: open.id, timerId: linked.id }) as IncidentRow | undefined) ?? row;
+    if (p.note !== undefined) row = addNote(c, open.id, p.note, now) ?? row;
+    const r = { kind: 'attached' as const, incident: toIncident(row), sourceAdded: added !== undefined };
     return linked ? { ...r, timer: toTimer(linked) } : r;
   }
   // the person's timer: the live one (expired now by the panic), else one a sweep expired whose incident is not open yet
@@ -76,12 +80,19 @@ function panicOnce(c: Ctx, p: NewPanic, now: number): Exclude<PanicResult, { kin
     : (c.st.pendingTimerOfUser.get(p.userId) as TimerRow | undefined);
   if (taken) {
     const row = insertIncident(c, p, taken.id, now, taken);
-    if (row) return { kind: 'created', incident: toIncident(row), timer: toTimer(taken) };
+    if (row) return { kind: 'created', incident: toIncident(withNote(c, row, p, now)), timer: toTimer(taken) };
   }
   const row = insertIncident(c, p, panicSlot(p.incidentId), now);
   if (!row) throw new Error(`panic incident ${p.incidentId} was not inserted`);
-  return { kind: 'created', incident: toIncident(row) };
+  return { kind: 'created', incident: toIncident(withNote(c, row, p, now)) };
 }
+
+function addNote(c: Ctx, incidentId: string, text: string, at: number): IncidentRow | undefined {
+  return c.st.incidentAddPanicNote.get({ id: incidentId, note: JSON.stringify({ text, at }), max: MAX_PANIC_NOTES }) as IncidentRow | undefined;
+}
+
+const withNote = (c: Ctx, row: IncidentRow, p: NewPanic, now: number): IncidentRow =>
+  p.note === undefined ? row : (addNote(c, row.id, p.note, now) ?? row);
 
 /** The panic's own location wins; the timer's when the panic carries none. */
 function insertIncident(c: Ctx, p: NewPanic, timerId: string, now: number, timer?: TimerRow): IncidentRow | undefined {

@@ -151,6 +151,7 @@ export class SqliteStore implements Store {
   incidentForTimer = this.op('incidentForTimer', incidents.incidentForTimer);
   listIncidents = this.op('listIncidents', incidents.listIncidents);
   transitionIncident = this.op('transitionIncident', incidents.transitionIncident);
+  oweAllClear = this.op('oweAllClear', incidents.oweAllClear);
   pendingAllClears = this.op('pendingAllClears', incidents.pendingAllClears);
   markAllClearDone = this.op('markAllClearDone', incidents.markAllClearDone);
 
