@@ -132,6 +132,8 @@ export interface SmsConfig {
   maxPerSecond: { twilio: number; fast2sms: number };
   maxPerIncident: number;
   maxPerUserPerDay: number;
+  /** a moderator's resolve sends each contact who was texted one closing text */
+  resolveNotifiesContacts: boolean;
 }
 
 export class ConfigError extends Error {
@@ -298,6 +300,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerSecond: { twilio: e.TWILIO_MAX_PER_SECOND, fast2sms: e.FAST2SMS_MAX_PER_SECOND },
       maxPerIncident: e.SMS_MAX_PER_INCIDENT,
       maxPerUserPerDay: e.SMS_MAX_PER_USER_PER_DAY,
+      resolveNotifiesContacts: e.RESOLVE_NOTIFY_CONTACTS !== 'false',
     },
     tracing: tracingConfig(e, replicaId),
     rateLimit: {

@@ -4,7 +4,9 @@ import type { IncidentNote } from '../domain/moderation.js';
 import { Conflict, NotFound } from '../domain/errors.js';
 import { decideIncident, type Incident, type IncidentCommand, type IncidentStatus } from '../domain/incident.js';
 import type { Metrics } from '../metrics.js';
-import { incidentEvent, type EventPublisher } from '../realtime/events.js';
+import { maskPhone } from '../domain/messages.js';
+import { deliveryEvent, incidentEvent, type EventPublisher } from '../realtime/events.js';
+import type { AllClear } from './all-clear.js';
 import type { Store } from '../store/port.js';
 import { nextCursor, type ChangePosition } from './cursor.js';
 import { acknowledgedNotification } from '../domain/notification.js';
@@ -18,6 +20,13 @@ export interface IncidentWithDeliveries {
   notes: IncidentNote[];
 }
 
+export interface ResolveSettings {
+  /** how the SOS ends for the contacts (app/all-clear.ts) */
+  allClear: AllClear;
+  /** a resolve sends each contact who was texted one closing text (RESOLVE_NOTIFY_CONTACTS) */
+  notifyContacts: boolean;
+}
+
 export class IncidentService {
   constructor(
     private readonly store: Store,
@@ -25,6 +34,8 @@ export class IncidentService {
     private readonly metrics: Metrics,
     /** the person's inbox: "a moderator acknowledged" */
     private readonly notifications?: NotificationService,
+    /** what a resolve does to the texts; without it, only the status changes */
+    private readonly ending?: ResolveSettings,
   ) {}
 
   /** Incidents with their deliveries; `cursor` works as in TimerService.list. */
@@ -68,18 +79,36 @@ export class IncidentService {
     return this.command(id, 'resolve', by);
   }
 
+  /**
+   * After a resolve nothing alarming goes out: unsent SOS texts and follow-ups are superseded,
+   * and, with closing texts on, each contact whose SOS went out or may have gets one, after it.
+   * The closing texts' outbox was recorded by the CAS (`allClear: 'pending'`): if this fails
+   * half-way the sweep completes it; without them, the dispatcher supersedes what it claims.
+   */
+  private async ended(incident: Incident): Promise<void> {
+    if (!this.ending) return;
+    if (incident.allClear === 'pending') await this.ending.allClear.complete(incident, undefined, undefined, 'closed');
+    else for (const d of await this.store.supersedePendingSos(incident.id)) this.events.publish(deliveryEvent(d, maskPhone));
+  }
+
   private async command(id: string, command: IncidentCommand, by: string): Promise<Incident> {
     for (let i = 0; i < 3; i++) {
       const cur = await this.store.getIncident(id);
       if (!cur) throw NotFound('incident_not_found', `no incident ${id}`);
       const d = decideIncident(command, cur.status);
-      if (d.kind === 'noop') return cur;
+      if (d.kind === 'noop') {
+        // a repeated resolve finishes closing texts a failed first one left owed
+        if (command === 'resolve' && cur.allClear === 'pending') await this.ended(cur);
+        return cur;
+      }
       if (d.kind === 'conflict')
         throw Conflict('incident_wrong_state', `cannot ${command} an incident that is ${cur.status}`, { status: cur.status });
-      const moved = await this.store.transitionIncident(id, d.from, d.to, by);
+      const closing = d.to === 'resolved' && this.ending?.notifyContacts === true;
+      const moved = await this.store.transitionIncident(id, d.from, d.to, by, closing ? { closingTexts: true } : {});
       if (moved) {
         this.events.publish(incidentEvent(moved));
         if (moved.status === 'acknowledged') await this.notifications?.record(acknowledgedNotification(moved, newId('ntf')));
+        if (moved.status === 'resolved') await this.ended(moved);
         return moved;
       }
       // someone else moved it between our read and our CAS: decide again on the new state

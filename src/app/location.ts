@@ -7,15 +7,15 @@
  * cache first, else the store's last flushed one (a cache that is down is never an error).
  */
 import type { Logger } from 'pino';
-import { deliveryKey } from '../domain/delivery.js';
+import { deliveryKey, type Delivery } from '../domain/delivery.js';
 import { Invalid, NotFound, Conflict, RateLimited } from '../domain/errors.js';
-import { OPEN_INCIDENT, type Incident } from '../domain/incident.js';
+import { hasTimer, OPEN_INCIDENT, trailTimersOf, type Incident } from '../domain/incident.js';
 import { fixTimeProblem, fresher, keepFix, movedBeyond, rateDecision, type FixRateRule, type StoredFix } from '../domain/location.js';
 import { movedMessage } from '../domain/messages.js';
 import { isLive, type Timer } from '../domain/timer.js';
 import type { LatestFixes } from '../location/port.js';
 import { locationEvent, type EventPublisher, type VigilEvent } from '../realtime/events.js';
-import type { Store } from '../store/port.js';
+import type { NewDelivery, Store } from '../store/port.js';
 import type { Caller } from './timers.js';
 import type { SmsBudget } from './sms-budget.js';
 
@@ -49,7 +49,8 @@ export interface PostResult {
  * replica (docs/location.md): every stored fix plus the newest kept fix from the shared cache.
  */
 export interface Trail {
-  timerId: string;
+  /** the timer asked about; for an incident, its own timer (absent for a panic with no timer behind it) */
+  timerId?: string;
   incidentId?: string;
   fixes: StoredFix[];
   /**
@@ -90,14 +91,41 @@ export class LocationService {
   async post(caller: Caller, timerId: string, input: FixInput): Promise<PostResult> {
     const timer = await this.store.getTimer(timerId, caller.userId);
     if (!timer) throw NotFound('timer_not_found', `no timer ${timerId} for this user`);
+    // a timer linked to an open incident (its own, or the one it joined) takes fixes for that incident
     const incident = isLive(timer.status) ? null : await this.openIncidentOf(timer);
     if (!isLive(timer.status) && !incident)
       throw Conflict('timer_not_live', `fixes are taken only while the timer runs or its SOS is open; this timer is ${timer.status}`, {
         status: timer.status,
       });
+    return this.accept(caller, { trailId: timer.id, startedAt: timer.startedAt }, incident, input);
+  }
+
+  /**
+   * Post one fix for the caller's own open incident (a panic with no timer behind it has its
+   * trail under the incident's slot; one with a timer, under that timer's): stored at once and
+   * pushed to moderators, as every fix after an SOS.
+   */
+  async postForIncident(caller: Caller, incidentId: string, input: FixInput): Promise<PostResult> {
+    const incident = await this.store.getIncident(incidentId);
+    if (!incident || incident.userId !== caller.userId) throw NotFound('incident_not_found', `no incident ${incidentId} for this user`);
+    if (!OPEN_INCIDENT.includes(incident.status))
+      throw Conflict('incident_wrong_state', `fixes are taken only while the SOS is open; this incident is ${incident.status}`, {
+        status: incident.status,
+      });
+    return this.accept(caller, { trailId: incident.timerId, startedAt: incident.createdAt }, incident, input);
+  }
+
+  /** A fix for the trail `trailId` (a timer's id, or a panic incident's slot): checks, drops, then kept. */
+  private async accept(
+    caller: Caller,
+    target: { trailId: string; startedAt: Date },
+    incident: Incident | null,
+    input: FixInput,
+  ): Promise<PostResult> {
+    const timerId = target.trailId;
     const now = await this.store.now();
     const at = input.at ?? now;
-    const problem = fixTimeProblem(at, now, timer.startedAt);
+    const problem = fixTimeProblem(at, now, target.startedAt);
     if (problem === 'in_future') throw Invalid('fix_in_future', 'the fix time `at` is in the future');
     if (problem === 'before_timer') throw Invalid('fix_before_timer', 'the fix time `at` is before the timer started');
     this.checkRate(caller.userId, now.getTime());
@@ -110,7 +138,7 @@ export class LocationService {
       at,
       ...(input.accuracyM === undefined ? {} : { accuracyM: input.accuracyM }),
     };
-    const last = await this.latest(timer);
+    const last = await this.latest(timerId);
     const base = { fix, ...(incident ? { incidentId: incident.id } : {}) };
     if (last && at.getTime() <= last.at.getTime()) return this.dropped(base, 'older_than_latest');
     if (!keepFix(last, fix)) return this.dropped(base, 'too_close');
@@ -145,7 +173,7 @@ export class LocationService {
   async ownTrail(caller: Caller, timerId: string): Promise<Trail> {
     const timer = await this.store.getTimer(timerId, caller.userId);
     if (!timer) throw NotFound('timer_not_found', `no timer ${timerId} for this user`);
-    return { timerId, ...(timer.incidentId ? { incidentId: timer.incidentId } : {}), ...(await this.trail(timer)) };
+    return { timerId, ...(timer.incidentId ? { incidentId: timer.incidentId } : {}), ...(await this.trail([timer.id])) };
   }
 
   /**
@@ -155,9 +183,10 @@ export class LocationService {
   async incidentTrail(incidentId: string): Promise<Trail> {
     const incident = await this.store.getIncident(incidentId);
     if (!incident) throw NotFound('incident_not_found', `no incident ${incidentId}`);
-    if (!OPEN_INCIDENT.includes(incident.status)) return { timerId: incident.timerId, incidentId, fixes: [], fresh: true };
-    const timer = await this.store.getTimer(incident.timerId);
-    return { timerId: incident.timerId, incidentId, ...(timer ? await this.trail(timer) : { fixes: [], fresh: true }) };
+    const timerId = hasTimer(incident) ? incident.timerId : undefined;
+    if (!OPEN_INCIDENT.includes(incident.status)) return { ...(timerId ? { timerId } : {}), incidentId, fixes: [], fresh: true };
+    // every timer linked to it: its own (or the panic's slot) and those that joined it
+    return { ...(timerId ? { timerId } : {}), incidentId, ...(await this.trail(trailTimersOf(incident))) };
   }
 
   /**
@@ -182,7 +211,7 @@ export class LocationService {
   private async escalationFix(timer: Timer, cached: StoredFix | null): Promise<StoredFix | null> {
     try {
       await this.flushTimer(timer.id);
-      const best = await this.latestWith(timer, cached);
+      const best = await this.latestWith(timer.id, cached);
       if (best) await this.store.addFixes([best]);
       return best;
     } catch (err) {
@@ -241,22 +270,23 @@ export class LocationService {
     return n;
   }
 
+  /** The open incident of an expired timer: the one it is linked to (its own, or the one it joined), else its own by id. */
   private async openIncidentOf(timer: Timer): Promise<Incident | null> {
     if (timer.status !== 'expired') return null;
-    const incident = await this.store.incidentForTimer(timer.id);
+    const incident = timer.incidentId ? await this.store.getIncident(timer.incidentId) : await this.store.incidentForTimer(timer.id);
     return incident && OPEN_INCIDENT.includes(incident.status) ? incident : null;
   }
 
-  /** The freshest known fix: cache (shared), this replica's buffer, the store's last flushed. */
-  private async latest(timer: Timer): Promise<StoredFix | null> {
-    const cached = await this.cache.get(timer.id).catch((err: unknown) => this.cacheFailed(err, 'get'));
-    return this.latestWith(timer, cached ?? null);
+  /** The freshest known fix of a trail: cache (shared), this replica's buffer, the store's last flushed. */
+  private async latest(trailId: string): Promise<StoredFix | null> {
+    const cached = await this.cache.get(trailId).catch((err: unknown) => this.cacheFailed(err, 'get'));
+    return this.latestWith(trailId, cached ?? null);
   }
 
   /** The freshest of the cached fix (read by the caller), the buffered one and the stored one. */
-  private async latestWith(timer: Timer, cached: StoredFix | null): Promise<StoredFix | null> {
-    const buffered = this.pending.get(timer.id)?.at(-1) ?? null;
-    const stored = await this.store.lastFix(timer.id);
+  private async latestWith(trailId: string, cached: StoredFix | null): Promise<StoredFix | null> {
+    const buffered = this.pending.get(trailId)?.at(-1) ?? null;
+    const stored = await this.store.lastFix(trailId);
     return fresher(fresher(cached, buffered), stored);
   }
 
@@ -268,16 +298,17 @@ export class LocationService {
    * shows less. Fixes another replica still buffers (never its newest: that one is cached)
    * appear once it flushes, within LOCATION_FLUSH_SECONDS.
    */
-  private async trail(timer: Timer): Promise<Pick<Trail, 'fixes' | 'fresh' | 'maxLagMs'>> {
-    await this.flushTimer(timer.id).catch(() => 0);
+  private async trail(trailIds: string[]): Promise<Pick<Trail, 'fixes' | 'fresh' | 'maxLagMs'>> {
+    await Promise.all(trailIds.map((id) => this.flushTimer(id).catch(() => 0)));
     let fresh = true;
-    const cached = await this.cache.get(timer.id).catch((err: unknown) => {
+    const cached = await this.cache.getMany(trailIds).catch((err: unknown) => {
       fresh = false;
-      return this.cacheFailed(err, 'get');
+      this.cacheFailed(err, 'get');
+      return new Map<string, StoredFix>();
     });
-    const stored = await this.store.listFixes(timer.id, this.settings.trailLimit);
-    const byTime = new Map<number, StoredFix>();
-    for (const f of [...stored, ...(cached ? [cached] : [])]) byTime.set(f.at.getTime(), f);
+    const stored = (await Promise.all(trailIds.map((id) => this.store.listFixes(id, this.settings.trailLimit)))).flat();
+    const byTime = new Map<string, StoredFix>();
+    for (const f of [...stored, ...cached.values()]) byTime.set(`${f.timerId}@${f.at.getTime()}`, f);
     const fixes = [...byTime.values()].sort((a, b) => a.at.getTime() - b.at.getTime()).slice(-this.settings.trailLimit);
     return fresh ? { fixes, fresh } : { fixes, fresh, maxLagMs: this.settings.flushMs };
   }
@@ -293,24 +324,26 @@ export class LocationService {
     }
   }
 
-  /** One `moved` text per contact whose SOS went out (or will), once the person is far from where the SOS said. */
+  /**
+   * One `moved` text per contact whose SOS went out (or will), once the person is far from where
+   * the SOS said; those over a cap are recorded as held (never sent, the reason on the incident).
+   */
   private async followUp(incident: Incident, fix: StoredFix, now: Date): Promise<void> {
     if (!movedBeyond(incident.location, fix, this.settings.followUpMeters)) return;
-    const recipients = await this.smsBudget.movedRecipients(incident);
-    if (recipients.length === 0) return;
+    const { send, held } = await this.smsBudget.movedRecipients(incident);
+    if (send.length === 0 && held.length === 0) return;
     const body = movedMessage({ personName: incident.displayName, lastSeen: { point: fix, ageMs: now.getTime() - fix.at.getTime() } });
-    await this.store.addDeliveries(
-      incident,
-      recipients.map((d) => ({
-        key: deliveryKey(incident.id, d.contactId, 'moved'),
-        contactId: d.contactId,
-        contactName: d.contactName,
-        phone: d.phone,
-        kind: 'moved' as const,
-        body,
-      })),
-    );
-    this.log.info({ incident: incident.id, recipients: recipients.length }, 'moved follow-up queued');
+    const moved = (d: Delivery, heldAs?: string): NewDelivery => ({
+      key: deliveryKey(incident.id, d.contactId, 'moved'),
+      contactId: d.contactId,
+      contactName: d.contactName,
+      phone: d.phone,
+      kind: 'moved',
+      body,
+      ...(heldAs === undefined ? {} : { held: heldAs }),
+    });
+    await this.store.addDeliveries(incident, [...send.map((d) => moved(d)), ...held.map((h) => moved(h.sos, h.lastError))]);
+    this.log.info({ incident: incident.id, recipients: send.length, held: held.length }, 'moved follow-up queued');
   }
 
   private dropped(base: Omit<PostResult, 'kept'>, reason: PostResult['reason']): PostResult {

@@ -7,17 +7,25 @@
  * A live timer taken over by the panic is expired with its escalation pending, so if this
  * request dies half-way the sweep completes it like any expired timer (invariant 4); it is
  * marked done here once the texts are queued.
+ *
+ * Where: the place sent with the press; else the freshest live fix of the person's live timer
+ * (cache, buffer, store, as the timer path reads it: "Last seen 2 min ago at …"); else the
+ * point the timer was armed with. The note is kept on the incident (moderators read it; a
+ * press that attaches adds its own) and the SOS text carries the first one, also when the
+ * sweep completes the texts after a crash.
  */
 import { deliveryKey } from '../domain/delivery.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, NotFound } from '../domain/errors.js';
 import type { Incident } from '../domain/incident.js';
 import { panicMessage } from '../domain/panic-message.js';
-import type { GeoPoint, Timer } from '../domain/timer.js';
+import type { StoredFix } from '../domain/location.js';
+import { isLive, type GeoPoint, type Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { incidentSourcesEvent, sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { PanicKey } from '../store/port-safety.js';
 import type { Store } from '../store/port.js';
 import { noTracing, type Tracing } from '../telemetry/tracing.js';
+import { AllClear } from './all-clear.js';
 import type { Caller } from './timers.js';
 import { newId } from './ids.js';
 import type { SmsBudget } from './sms-budget.js';
@@ -31,6 +39,18 @@ export interface PanicInput {
 
 export type PanicOutcome = 'created' | 'attached' | 'replayed';
 
+/** The live location service, as the panic uses it (app/location.ts). */
+export interface PanicLocation {
+  /** the freshest fix of a live timer, stored now; null when none is readable (never throws) */
+  atEscalation(timer: Timer): Promise<StoredFix | null>;
+}
+
+/** What the press said: its note, and the live fix used for its place (when the press sent none). */
+interface Said {
+  note?: string;
+  fix?: StoredFix;
+}
+
 const idempotencyMismatch = () =>
   new DomainError('idempotency_mismatch', 'idempotency_key_reused', 'this Idempotency-Key was used with a different SOS request');
 
@@ -41,25 +61,46 @@ export class PanicService {
     private readonly metrics: Metrics,
     private readonly smsBudget: SmsBudget,
     private readonly tracing: Tracing = noTracing(),
-  ) {}
+    private readonly extras: { location?: PanicLocation } = {},
+  ) {
+    this.allClear = new AllClear(store, events, smsBudget, () => metrics.casConflicts.inc({ command: 'false_alarm' }));
+  }
+
+  private readonly allClear: AllClear;
+
+  /**
+   * "I'm safe" on one of the caller's own incidents (a panic, or any SOS): the same as "I'm safe"
+   * on its timer: a false alarm, the all-clear to each contact who was texted (after their SOS),
+   * unsent SOS texts superseded; after a moderator's resolve that texted nobody, the all-clear
+   * still goes. Repeats answer the incident as it is. Someone else's incident is not found.
+   */
+  async safe(caller: Caller, incidentId: string): Promise<Incident> {
+    const incident = await this.store.getIncident(incidentId);
+    if (!incident || incident.userId !== caller.userId) throw NotFound('incident_not_found', `no incident ${incidentId} for this user`);
+    return this.allClear.personSafe(incident, caller, this.tracing.traceparent());
+  }
 
   async raise(caller: Caller, input: PanicInput, idem?: PanicKey): Promise<{ incident: Incident; outcome: PanicOutcome }> {
+    const fix = input.location || input.locationName ? null : await this.liveFix(caller.userId);
+    const note = input.note?.trim() ? input.note.trim() : undefined;
     const r = await this.store.raisePanic(
       {
         incidentId: newId('inc'),
         userId: caller.userId,
         displayName: caller.displayName,
         locationName: input.locationName,
-        location: input.location,
+        location: input.location ?? (fix ? { lat: fix.lat, lng: fix.lng } : undefined),
+        ...(note === undefined ? {} : { note }),
       },
       idem,
     );
+    const said: Said = { note, ...(fix ? { fix } : {}) };
     switch (r.kind) {
       case 'idempotency_mismatch':
         throw idempotencyMismatch();
       case 'replayed':
         // a retry after a failure half-way completes the texts (keyed per contact: nobody gets two)
-        if (r.incident.panicTexts === 'pending') await this.complete(r.incident, input);
+        if (r.incident.panicTexts === 'pending') await this.complete(r.incident, said);
         return { incident: r.incident, outcome: 'replayed' };
       case 'attached':
         if (r.timer) this.events.publish(timerEvent('timer.expired', r.timer));
@@ -67,10 +108,10 @@ export class PanicService {
         return { incident: r.incident, outcome: 'attached' };
       case 'created':
         if (r.timer) {
-          await this.text(r.incident, input);
+          await this.text(r.incident, said);
           await this.completeTimer(r.timer, r.incident);
           this.events.publish(sosEvent(r.incident));
-        } else await this.complete(r.incident, input);
+        } else await this.complete(r.incident, said);
         this.metrics.escalated.inc();
         return { incident: r.incident, outcome: 'created' };
     }
@@ -93,21 +134,31 @@ export class PanicService {
     return done;
   }
 
+  /** The freshest fix of the person's live timer (the newest timer is the live one, if any is). Never throws. */
+  private async liveFix(userId: string): Promise<StoredFix | null> {
+    if (!this.extras.location) return null;
+    const [newest] = await this.store.listTimers(userId, { limit: 1 }).catch(() => []);
+    return newest && isLive(newest.status) ? this.extras.location.atEscalation(newest) : null;
+  }
+
   /** A panic incident of its own: texts (unless it is already closed), `sos.triggered`, then the outbox is done. */
-  private async complete(incident: Incident, input: PanicInput): Promise<void> {
-    if (incident.status === 'active' || incident.status === 'acknowledged') await this.text(incident, input);
+  private async complete(incident: Incident, said: Said): Promise<void> {
+    if (incident.status === 'active' || incident.status === 'acknowledged') await this.text(incident, said);
     this.events.publish(sosEvent(incident));
     await this.store.markPanicTexted(incident.id);
   }
 
-  private async text(incident: Incident, input: PanicInput): Promise<void> {
+  private async text(incident: Incident, said: Said): Promise<void> {
     const contacts = await this.smsBudget.sosRecipients(incident, await this.store.getContacts(incident.userId));
+    const now = said.fix ? await this.store.now() : undefined;
     const body = panicMessage({
       personName: incident.displayName,
       locationName: incident.locationName,
       location: incident.location,
+      lastSeen: said.fix && now ? { point: said.fix, ageMs: Math.max(0, now.getTime() - said.fix.at.getTime()) } : undefined,
       raisedAt: incident.createdAt,
-      note: input.note,
+      // the press's own, else the first one kept (a repair after a crash has only the incident)
+      note: said.note ?? incident.panicNotes?.[0]?.text,
     });
     await this.store.addDeliveries(
       incident,

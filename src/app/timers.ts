@@ -4,7 +4,7 @@
  * that is an idempotent repeat (answer with the current state) or a conflict.
  */
 import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
-import { decideIncident, type Incident } from '../domain/incident.js';
+import type { Incident } from '../domain/incident.js';
 import { checkDuration, type TimerLimits } from '../domain/limits.js';
 import { decide, type GeoPoint, type Meeting, type Timer, type TimerCommand, type TimerStatus } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';

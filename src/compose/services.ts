@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { AllClear } from '../app/all-clear.js';
 import { IncidentService } from '../app/incidents.js';
 import { newId } from '../app/ids.js';
 import { LocationService } from '../app/location.js';
@@ -120,8 +121,11 @@ export async function startServices(
   const timerEvents = reportingDeadlines(events, (at) => onDeadline(at));
   const timers = new TimerService(store, timerEvents, limits, metrics, smsBudget, tracing);
   const notifications = new NotificationService(store, realtime.publisher);
-  const incidents = new IncidentService(store, realtime.publisher, metrics, notifications);
-  const panic = new PanicService(store, realtime.publisher, metrics, smsBudget, tracing);
+  const incidents = new IncidentService(store, realtime.publisher, metrics, notifications, {
+    allClear: new AllClear(store, realtime.publisher, smsBudget, () => metrics.casConflicts.inc({ command: 'resolve' })),
+    notifyContacts: config.sms.resolveNotifiesContacts,
+  });
+  const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location });
   const moderation = new ModerationService(store, realtime.publisher, metrics);
   const expressApp = createApp({
     store,

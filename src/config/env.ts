@@ -176,7 +176,11 @@ const sms = {
   SMS_MAX_PER_INCIDENT: doc(int(12, 1), 'texts per incident, SOS and all-clear together ([sms.md](sms.md))'),
   SMS_MAX_PER_USER_PER_DAY: doc(
     int(60, 1),
-    "texts per person per rolling 24 h before a new SOS is held back (the day's first SOS always goes out in full)",
+    'texts handed to a carrier per person per rolling 24 h before a `moved` follow-up is held back (an SOS and the texts that end it never are)',
+  ),
+  RESOLVE_NOTIFY_CONTACTS: doc(
+    z.enum(['true', 'false', '']).default('true'),
+    '`true`: when a moderator resolves an incident, each contact whose SOS went out (or may have) gets one closing text; `false`: none ("I\'m safe" afterwards still tells them)',
   ),
 };
 

@@ -1,14 +1,18 @@
 /**
- * SMS caps against abuse, applied when deliveries are created (a delivery that exists is
- * always sent). Pure: the counts come from the caller.
+ * SMS caps against abuse, applied when deliveries are created. Pure: the counts come from the
+ * caller. What is never held back: a person in danger must reach every contact, and a contact
+ * who was alarmed must hear that it is over.
  *
- *   per incident  SOS + all-clear together ≤ maxPerIncident; the SOS takes what it needs
- *                 first, the all-clear gets what is left.
- *   per person    a new SOS is created only while the person's SMS of the last 24 h are
- *                 under maxPerUserPerDay, and only up to it, except the first SOS of the
- *                 window, which always goes out in full (within the per-incident cap).
- *                 The all-clear is not held by the day cap: withholding it leaves a
- *                 contact believing someone is in danger.
+ *   never held   the SOS (one per contact and incident), and the text that ends it (the
+ *                all-clear after "I'm safe", the closing text after a moderator's resolve).
+ *   per incident a follow-up (`moved`) only while the incident's texts are under
+ *                maxPerIncident.
+ *   per person   a follow-up only while the person's texts handed to a carrier in the last
+ *                24 h are under maxPerUserPerDay (texts never sent, superseded or cancelled,
+ *                do not count).
+ *
+ * A follow-up over a cap is recorded as held (status `superseded`, `lastError` `held_<reason>`:
+ * on the incident, in the console) and counted in `vigil_sms_capped_total{reason}`.
  */
 export type CapReason = 'per_incident' | 'per_day';
 
@@ -27,6 +31,9 @@ export interface Allowance {
   reason?: CapReason;
 }
 
+/** `lastError` of a follow-up held back by a cap. */
+export const heldError = (reason: CapReason): string => `held_${reason}`;
+
 export function makeSmsCaps(input: SmsCaps): SmsCaps {
   if (!Number.isInteger(input.maxPerIncident) || input.maxPerIncident < 1) throw new Error('maxPerIncident must be an integer >= 1');
   if (!Number.isInteger(input.maxPerUserPerDay) || input.maxPerUserPerDay < 1) throw new Error('maxPerUserPerDay must be an integer >= 1');
@@ -34,24 +41,13 @@ export function makeSmsCaps(input: SmsCaps): SmsCaps {
 }
 
 /**
- * The SOS allowance. `usedElsewhere` counts the person's SMS in the window that are not
- * this incident's; `existing` counts this incident's deliveries already created (a
- * repaired escalation), which keep their place.
+ * The follow-up allowance: what is left of the incident's cap (`incidentTexts`: its texts that
+ * went or will go out) and of the person's day (`dayTexts`: their texts handed to a carrier).
  */
-export function sosAllowance(caps: SmsCaps, n: { wanted: number; existing: number; usedElsewhere: number }): Allowance {
-  const incidentRoom = caps.maxPerIncident;
-  // the first SOS of the window is never held back by the day cap
-  const dayRoom = n.usedElsewhere === 0 ? Number.POSITIVE_INFINITY : Math.max(0, caps.maxPerUserPerDay - n.usedElsewhere);
-  const allowed = Math.max(n.existing, Math.min(n.wanted, incidentRoom, dayRoom));
-  const capped = Math.max(0, n.wanted - allowed);
-  if (capped === 0) return { allowed, capped };
-  return { allowed, capped, reason: incidentRoom <= dayRoom ? 'per_incident' : 'per_day' };
-}
-
-/** The all-clear allowance: what the SOS left of the per-incident cap. */
-export function allClearAllowance(maxPerIncident: number, n: { wanted: number; sos: number; existing: number }): Allowance {
-  const room = Math.max(0, maxPerIncident - n.sos - n.existing);
-  const allowed = Math.min(n.wanted, room);
-  const capped = n.wanted - allowed;
-  return capped === 0 ? { allowed, capped } : { allowed, capped, reason: 'per_incident' };
+export function followUpAllowance(caps: SmsCaps, n: { wanted: number; incidentTexts: number; dayTexts: number }): Allowance {
+  const incidentRoom = Math.max(0, caps.maxPerIncident - n.incidentTexts);
+  const dayRoom = Math.max(0, caps.maxPerUserPerDay - n.dayTexts);
+  const room = Math.min(incidentRoom, dayRoom);
+  if (n.wanted <= room) return { allowed: n.wanted, capped: 0 };
+  return { allowed: room, capped: n.wanted - room, reason: incidentRoom <= dayRoom ? 'per_incident' : 'per_day' };
 }

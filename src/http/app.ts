@@ -22,7 +22,7 @@ import { contactRoutes } from './routes/contacts.js';
 import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
-import { notificationRoutes, sosRoutes } from './routes/safety.js';
+import { notificationRoutes, ownIncidentRoutes, sosRoutes } from './routes/safety.js';
 import type { NotificationService } from '../app/notifications.js';
 import type { PanicService } from '../app/panic.js';
 
@@ -171,7 +171,10 @@ export function createApp(d: AppDeps): Express {
   api.use('/me/contacts', markBase, contactRoutes(d.store));
   if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
   if (d.safety)
-    api.use('/sos', markBase, sosRoutes(d.safety.panic)).use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
+    api
+      .use('/sos', markBase, sosRoutes(d.safety.panic))
+      .use('/incidents', markBase, ownIncidentRoutes(d.safety.panic, d.location))
+      .use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   if (d.moderation) api.use('/admin', markBase, adminOnly, moderationRoutes(d.moderation, d.incidents));
   app.use('/v1', api);

@@ -205,6 +205,41 @@ function safetyPaths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/incidents/{id}/safe': {
+      post: {
+        tags: ['sos'],
+        operationId: 'ownIncidentSafe',
+        summary: "I'm safe on one of the caller's own incidents",
+        description:
+          'Ends the SOS as a false alarm, as "I\'m safe" on its timer does: each contact whose SOS went out (or may have) gets one ' +
+          'all-clear, after that SOS; SOS texts that have not gone out are superseded. The way to end an accidental panic. After a ' +
+          "moderator's resolve that texted nobody, the contacts who were texted still hear the person is safe. Idempotent; " +
+          "someone else's incident answers 404.",
+        parameters: [ref('parameters', 'IncidentId')],
+        requestBody: noBody,
+        responses: {
+          '200': ok('The incident after the command', obj({ incident: ref('schemas', 'Incident') }), requestId),
+          ...errors(...userErrors, '404'),
+        },
+      },
+    },
+    '/v1/incidents/{id}/location': {
+      post: {
+        tags: ['sos'],
+        operationId: 'postIncidentLocation',
+        summary: "Post a live location fix for one of the caller's own open incidents",
+        description:
+          "For a panic raised without a timer (its trail is the incident's own), or any open SOS of the caller: stored at once and " +
+          'pushed to moderators (`location.updated` with `incidentId`); the same drops, follow-up and rate limits as ' +
+          '`POST /v1/timers/{id}/location`. 409 `incident_wrong_state` once the incident is closed.',
+        parameters: [ref('parameters', 'IncidentId')],
+        requestBody: { required: true, content: json(ref('schemas', 'FixInput')) },
+        responses: {
+          '200': ok('Kept or dropped', ref('schemas', 'FixAnswer'), requestId),
+          ...errors(...userErrors, '404', '409', '429'),
+        },
+      },
+    },
     '/v1/me/notifications': {
       get: {
         tags: ['notifications'],

@@ -1,7 +1,7 @@
 /**
  * Request budgets (express-rate-limit), checked before any body is read:
  *   - per person (token `sub`) for every authenticated route;
- *   - per person for check-ins (safe, cancel, extend): a budget of their own, so a person's
+ *   - per person for check-ins (safe, cancel, extend, the panic button): a budget of their own, so a person's
  *     flood of other routes never starves their check-ins, and nobody else's traffic is
  *     counted against it;
  *   - per client address for requests without a valid token.
@@ -32,8 +32,12 @@ export interface RateLimits {
   held(): number;
 }
 
-/** POST /v1/timers/:id/{safe,cancel,extend}, spelled in any case (Express routes case-insensitively) */
-const CHECK_IN = /^\/v1\/timers\/[^/]+\/(safe|cancel|extend)\/?$/i;
+/**
+ * The check-in budget: POST /v1/timers/:id/{safe,cancel,extend}, the panic button POST /v1/sos
+ * and "I'm safe" on an incident POST /v1/incidents/:id/safe, spelled in any case (Express routes
+ * case-insensitively). A person's own traffic on other routes never refuses them.
+ */
+const CHECK_IN = /^\/v1\/(timers\/[^/]+\/(safe|cancel|extend)|sos|incidents\/[^/]+\/safe)\/?$/i;
 export const isCheckIn = (req: Request) => req.method === 'POST' && CHECK_IN.test(req.path);
 
 function withTimeout<T>(p: Promise<T> | T, ms: number): Promise<T> {

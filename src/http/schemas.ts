@@ -33,7 +33,10 @@ export const FixAnswer = z.object({
 });
 
 export const Trail = z.object({
-  timerId: z.string(),
+  timerId: z
+    .string()
+    .meta({ description: 'the timer; for an incident, its own timer (absent for a panic with no timer behind it)' })
+    .optional(),
   incidentId: z.string().optional(),
   fixes: z.array(Fix).meta({ description: 'kept fixes, oldest first (at most the latest 500)' }),
   fresh: z.boolean().meta({
@@ -94,10 +97,24 @@ export const Incident = z.object({
   meeting: Meeting.optional(),
   allClear: z
     .enum(['pending', 'done'])
-    .meta({ description: 'false alarm: the all-clear to the contacts is being completed, or done' })
+    .meta({
+      description:
+        'the texts that end the SOS for the contacts (all-clear after I am safe, closing text after a resolve) are being completed, or done',
+    })
     .optional(),
   source: z.enum(INCIDENT_SOURCES).meta({ description: 'what opened it: a timer that ran out, or the panic button' }),
   sources: z.array(z.enum(INCIDENT_SOURCES)).meta({ description: 'everything that raised it, first the one that opened it' }),
+  linkedTimerIds: z
+    .array(z.string())
+    .meta({
+      description:
+        'timers that joined this open incident after it opened (one open SOS per person): each can check in (I am safe ends the incident) and post fixes; the trail covers them all',
+    })
+    .optional(),
+  panicNotes: z
+    .array(z.object({ text: z.string(), at: at('when the press was made') }))
+    .meta({ description: 'what the person wrote with each panic press, oldest first' })
+    .optional(),
   redactedAt: at('when retention removed its place, coordinates and display name').optional(),
 });
 

@@ -6,10 +6,10 @@ export function dispatchMetrics(r: client.Registry[]) {
   return {
     deliveries: labelledCounter({
       name: 'vigil_deliveries_total',
-      help: 'Delivery attempts by carrier and outcome; superseded (carrier none): not sent after "I\'m safe"',
+      help: 'Delivery attempts by carrier and outcome; superseded (carrier none): not sent after "I\'m safe" or a resolve; not_started (carrier none): claimed, but given back unsent (its lease ran short, or it waits for another text of its contact)',
       labels: {
-        carrier: { open: 'the carrier that made the attempt; `none` for a superseded text' },
-        outcome: ['sent', 'retry', 'failed', 'dead', 'superseded'],
+        carrier: { open: 'the carrier that made the attempt; `none` for a text that made no carrier request' },
+        outcome: ['sent', 'retry', 'failed', 'dead', 'superseded', 'not_started'],
       },
       registers: r,
     }),

@@ -52,6 +52,8 @@ export interface NewDelivery {
   body: string;
   /** W3C traceparent to store with the delivery (each send continues that trace) */
   traceparent?: string;
+  /** a cap held it back: stored `superseded` with this `lastError` (`held_<reason>`), never sent */
+  held?: string;
 }
 
 export interface ChangedSince {
@@ -223,7 +225,7 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   releaseClaim(key: string, attempt: number, dueAt: Date): Promise<Delivery | null>;
   /** Move a delivery forward on a carrier receipt; `null` when it would move backwards or repeat. */
   applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null>;
-  /** SMS counted against the caps: deliveries created for `userId` since `since`. */
+  /** SMS counted against the caps: deliveries created for `userId` since `since` that went or will go to a carrier (not those superseded unsent). */
   countDeliveriesSince(userId: string, since: Date): Promise<number>;
   /** Oldest due pending delivery and the number of dead letters. */
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;

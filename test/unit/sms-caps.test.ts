@@ -1,28 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { allClearAllowance, makeSmsCaps, sosAllowance } from '../../src/domain/sms-caps.js';
+import { followUpAllowance, heldError, makeSmsCaps } from '../../src/domain/sms-caps.js';
 
-describe('allowance arithmetic (pure)', () => {
+describe('follow-up allowance arithmetic (pure): the only texts a cap holds back', () => {
   const caps = { maxPerIncident: 12, maxPerUserPerDay: 5 };
-  it('the first SOS of the window is never held by the day cap, only by the incident cap', () => {
-    expect(sosAllowance({ maxPerIncident: 12, maxPerUserPerDay: 2 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({
-      allowed: 5,
-      capped: 0,
-    });
-    expect(sosAllowance({ maxPerIncident: 3, maxPerUserPerDay: 60 }, { wanted: 5, existing: 0, usedElsewhere: 0 })).toEqual({
-      allowed: 3,
+  it('allows every follow-up under both caps', () => {
+    expect(followUpAllowance(caps, { wanted: 3, incidentTexts: 3, dayTexts: 2 })).toEqual({ allowed: 3, capped: 0 });
+  });
+  it('holds what the day cap leaves no room for, naming it', () => {
+    expect(followUpAllowance(caps, { wanted: 3, incidentTexts: 3, dayTexts: 4 })).toEqual({ allowed: 1, capped: 2, reason: 'per_day' });
+    expect(followUpAllowance(caps, { wanted: 3, incidentTexts: 3, dayTexts: 9 })).toEqual({ allowed: 0, capped: 3, reason: 'per_day' });
+  });
+  it('holds what the incident cap leaves no room for, naming it', () => {
+    expect(followUpAllowance({ maxPerIncident: 4, maxPerUserPerDay: 60 }, { wanted: 3, incidentTexts: 3, dayTexts: 3 })).toEqual({
+      allowed: 1,
       capped: 2,
       reason: 'per_incident',
     });
   });
-  it('later SOS get what is left of the day, and a repair keeps what was already created', () => {
-    expect(sosAllowance(caps, { wanted: 3, existing: 0, usedElsewhere: 3 })).toEqual({ allowed: 2, capped: 1, reason: 'per_day' });
-    expect(sosAllowance(caps, { wanted: 3, existing: 0, usedElsewhere: 9 })).toEqual({ allowed: 0, capped: 3, reason: 'per_day' });
-    expect(sosAllowance(caps, { wanted: 3, existing: 2, usedElsewhere: 9 })).toEqual({ allowed: 2, capped: 1, reason: 'per_day' });
-  });
-  it('the all-clear gets what the SOS left of the incident cap', () => {
-    expect(allClearAllowance(4, { wanted: 3, sos: 3, existing: 0 })).toEqual({ allowed: 1, capped: 2, reason: 'per_incident' });
-    expect(allClearAllowance(12, { wanted: 5, sos: 5, existing: 0 })).toEqual({ allowed: 5, capped: 0 });
-    expect(allClearAllowance(4, { wanted: 0, sos: 2, existing: 2 })).toEqual({ allowed: 0, capped: 0 });
+  it('a held text says why', () => {
+    expect(heldError('per_day')).toBe('held_per_day');
+    expect(heldError('per_incident')).toBe('held_per_incident');
   });
 });
 

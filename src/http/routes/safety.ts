@@ -1,11 +1,13 @@
-/** /v1/sos (the panic button) and /v1/me/notifications (the person's inbox). */
+/** /v1/sos (the panic button), /v1/incidents (the caller's own incidents) and /v1/me/notifications (the person's inbox). */
 import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import type { NotificationService } from '../../app/notifications.js';
+import type { LocationService } from '../../app/location.js';
 import type { PanicService } from '../../app/panic.js';
+import { postView } from '../../wire/location.js';
 import { incidentView, notificationView } from '../../wire/views.js';
 import { principal } from '../auth.js';
-import { EmptyBody, IdParam, NotificationQuery, parse, SosBody, SosIdempotencyKey } from '../validation.js';
+import { EmptyBody, FixBody, IdParam, NotificationQuery, parse, SosBody, SosIdempotencyKey } from '../validation.js';
 
 /** The fingerprint is over the parsed, canonical body (as for arming a timer). */
 const fingerprint = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
@@ -26,6 +28,30 @@ export function sosRoutes(panic: PanicService): Router {
     if (outcome === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
     res.status(outcome === 'created' ? 201 : 200).json({ incident: incidentView(incident), attached: outcome === 'attached' });
   });
+  return r;
+}
+
+/** The caller's own incidents: "I'm safe" on one, and live fixes for one (a panic with no timer has only this). Mounted at /v1/incidents. */
+export function ownIncidentRoutes(panic: PanicService, location?: LocationService): Router {
+  const r = Router();
+  r.post('/:id/safe', async (req, res) => {
+    parse(EmptyBody, req.body, 'request body');
+    const p = principal(req);
+    const incident = await panic.safe({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'incident id'));
+    res.json({ incident: incidentView(incident) });
+  });
+  if (location)
+    r.post('/:id/location', async (req, res) => {
+      const p = principal(req);
+      const body = parse(FixBody, req.body, 'request body');
+      const out = await location.postForIncident({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'incident id'), {
+        lat: body.lat,
+        lng: body.lng,
+        accuracyM: body.accuracyM,
+        at: body.at === undefined ? undefined : new Date(body.at),
+      });
+      res.json(postView(out));
+    });
   return r;
 }
 

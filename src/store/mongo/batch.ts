@@ -144,7 +144,13 @@ export async function countDeliveriesSinceMany(ctx: Ctx, userIds: string[], sinc
   // one aggregate on the (userId, createdAt) index instead of a count per person
   const rows = await ctx.m.deliveries
     .aggregate<{ _id: string; n: number }>([
-      { $match: { userId: { $in: [...new Set(userIds)] }, createdAt: { $gt: since } } },
+      {
+        $match: {
+          userId: { $in: [...new Set(userIds)] },
+          createdAt: { $gt: since },
+          $or: [{ status: { $ne: 'superseded' } }, { attempts: { $gt: 0 } }],
+        },
+      },
       { $group: { _id: '$userId', n: { $sum: 1 } } },
     ])
     .exec();

@@ -28,12 +28,14 @@ export async function addDeliveries(ctx: Ctx, incident: Incident, list: NewDeliv
       phone: d.phone,
       kind: d.kind,
       body: d.body,
-      status: 'pending',
+      status: d.held ? 'superseded' : 'pending',
       attempts: 0,
       nextAttemptAt: now,
       createdAt: now,
       updatedAt: now,
       ...(d.traceparent === undefined ? {} : { traceparent: d.traceparent }),
+      // a cap held it back: never sent, and the incident says why
+      ...(d.held === undefined ? {} : { lastError: d.held }),
     }));
     try {
       await ctx.m.deliveries.insertMany(docs, insertOptions(ctx, false));
@@ -207,7 +209,10 @@ export async function applyReceipt(
 }
 
 export function countDeliveriesSince(ctx: Ctx, userId: string, since: Date): Promise<number> {
-  return ctx.m.deliveries.countDocuments({ userId, createdAt: { $gt: since } }).exec();
+  // texts that went or will go to a carrier: one superseded before any attempt (never sent) does not count
+  return ctx.m.deliveries
+    .countDocuments({ userId, createdAt: { $gt: since }, $or: [{ status: { $ne: 'superseded' } }, { attempts: { $gt: 0 } }] })
+    .exec();
 }
 
 export async function deliveryBacklog(ctx: Ctx): Promise<{ pending: number; oldestDue?: Date; dead: number }> {

@@ -176,7 +176,10 @@ function incidentSchema(): Schema<IncidentDoc> {
       openUser: String,
       panicTexts: { type: String, enum: ['pending', 'done'] },
       linkedTimers: { type: [String], default: undefined },
-      panicNotes: { type: [new Schema({ text: { type: String, required: true }, at: { type: Date, required: true } }, { _id: false })], default: undefined },
+      panicNotes: {
+        type: [new Schema({ text: { type: String, required: true }, at: { type: Date, required: true } }, { _id: false })],
+        default: undefined,
+      },
       sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
       redactedAt: Date,

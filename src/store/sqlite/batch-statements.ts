@@ -12,7 +12,7 @@ export const BATCH_SQL = Object.freeze({
     'SELECT user_id, id, name, phone FROM contacts WHERE user_id IN (SELECT value FROM json_each(?)) ORDER BY user_id, position',
   // the (user_id, created_at) index serves each person's count
   deliveriesCountSinceByUser: `SELECT user_id, COUNT(*) AS n FROM deliveries
-    WHERE user_id IN (SELECT value FROM json_each(@users)) AND created_at > @since GROUP BY user_id`,
+    WHERE user_id IN (SELECT value FROM json_each(@users)) AND created_at > @since AND (status <> 'superseded' OR attempts > 0) GROUP BY user_id`,
   // one MIN per live status, each answered from the end of the timers_due index (status, expires_at)
   nextDeadline: `SELECT MIN(t) AS t FROM (
       SELECT MIN(expires_at) AS t FROM timers WHERE status = 'active'

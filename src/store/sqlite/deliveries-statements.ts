@@ -4,8 +4,9 @@
  */
 
 export const DELIVERIES_SQL = Object.freeze({
-  deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at, traceparent)
-    VALUES (@key, @incidentId, @userId, @contactId, @contactName, @phone, @kind, @body, 'pending', 0, @now, @now, @now, @traceparent)
+  // @status: 'pending', or 'superseded' for a text a cap held back (@lastError says why)
+  deliveryInsert: `INSERT INTO deliveries (key, incident_id, user_id, contact_id, contact_name, phone, kind, body, status, attempts, next_attempt_at, created_at, updated_at, traceparent, last_error)
+    VALUES (@key, @incidentId, @userId, @contactId, @contactName, @phone, @kind, @body, @status, 0, @now, @now, @now, @traceparent, @lastError)
     ON CONFLICT DO NOTHING`,
   deliveriesOfIncident: 'SELECT * FROM deliveries WHERE incident_id = ? ORDER BY created_at, key',
   // ?: JSON array of incident ids
@@ -56,7 +57,9 @@ export const DELIVERIES_SQL = Object.freeze({
   // @from: JSON array of the allowed current statuses
   deliveryApplyReceipt: `UPDATE deliveries SET status = @to, updated_at = @now
     WHERE provider_message_id = @pid AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
-  deliveriesCountSince: 'SELECT COUNT(*) AS n FROM deliveries WHERE user_id = ? AND created_at > ?',
+  // texts that went or will go to a carrier: one superseded before any attempt (never sent) does not count
+  deliveriesCountSince:
+    "SELECT COUNT(*) AS n FROM deliveries WHERE user_id = ? AND created_at > ? AND (status <> 'superseded' OR attempts > 0)",
   deliveriesOpen: "SELECT COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM deliveries WHERE status IN ('pending','sending')",
   deliveriesDead: "SELECT COUNT(*) AS n FROM deliveries WHERE status = 'dead'",
 });

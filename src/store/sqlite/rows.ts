@@ -212,7 +212,16 @@ export function incidentInsertParams(timer: Timer, fence: number, id: string, no
 
 /** The parameters of `deliveryInsert`: one text of `incident` (its id and person) to one contact. */
 export function deliveryInsertParams(incident: Pick<Incident, 'id' | 'userId'>, d: NewDelivery, now: number) {
-  return { ...d, incidentId: incident.id, userId: incident.userId, now, traceparent: d.traceparent ?? null };
+  const { held, ...rest } = d;
+  return {
+    ...rest,
+    incidentId: incident.id,
+    userId: incident.userId,
+    now,
+    traceparent: d.traceparent ?? null,
+    status: held ? 'superseded' : 'pending',
+    lastError: held ?? null,
+  };
 }
 
 /** The parameters of `deliveryRecordAttempt`: the outcome of attempt `attempt` of delivery `key`. */

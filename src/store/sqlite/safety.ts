@@ -88,7 +88,8 @@ function panicOnce(c: Ctx, p: NewPanic, now: number): Exclude<PanicResult, { kin
 }
 
 function addNote(c: Ctx, incidentId: string, text: string, at: number): IncidentRow | undefined {
-  return c.st.incidentAddPanicNote.get({ id: incidentId, note: JSON.stringify({ text, at }), max: MAX_PANIC_NOTES }) as IncidentRow | undefined;
+  return c.st.incidentAddPanicNote.get({ id: incidentId, note: JSON.stringify({ text, at }), max: MAX_PANIC_NOTES }) as
+    IncidentRow | undefined;
 }
 
 const withNote = (c: Ctx, row: IncidentRow, p: NewPanic, now: number): IncidentRow =>
