@@ -38,3 +38,18 @@ export const Unavailable = (code: CodeOf<'unavailable'>, message: string, cause?
 /** Too many requests: `retryAfterSeconds` becomes the Retry-After header. */
 export const RateLimited = (code: CodeOf<'rate_limited'>, message: string, retryAfterSeconds: number) =>
   new DomainError('rate_limited', code, message, { retryAfterSeconds });
+
+/**
+ * The store (or the lock) was unavailable: busy, locked, closed, unreachable, out of time, or
+ * a write it did not confirm. Trying the same thing again later can succeed, so a retry loop
+ * backs off and goes on instead of counting it as a failure of the work itself (the stores map
+ * their driver errors to `Unavailable`: store/sqlite/errors.ts, store/mongo/errors.ts). Anything
+ * else (a bug, a constraint the data cannot meet) is not. Looks through `cause` wrappers.
+ */
+export function isTransient(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    if (e instanceof DomainError) return e.kind === 'unavailable';
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return false;
+}

@@ -373,6 +373,23 @@ describe.skipIf(!proxy)(
       expect((await s.getTimer(t.id))?.status).toBe('active');
     });
 
+    it('a command refused for a passing reason (time limit, primary stepping down) → 503 store_busy', async () => {
+      const s = open();
+      const t = await arm(s);
+      for (const error of [
+        { code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' },
+        { code: 189, codeName: 'PrimarySteppedDown', errmsg: 'primary stepped down' },
+        { code: 10107, codeName: 'NotWritablePrimary', errmsg: 'not primary' },
+      ]) {
+        proxy?.inject({ match: command('findAndModify', 'timers'), action: { kind: 'error', error } });
+        await expect(s.resolveTimer(t.id, t.userId, 'safe'), error.codeName).rejects.toMatchObject({
+          kind: 'unavailable',
+          code: 'store_busy',
+        });
+      }
+      expect((await s.getTimer(t.id))?.status).toBe('active');
+    });
+
     describe('duplicate keys still map as before', () => {
       it('a second live timer → live_timer_exists; a second incident for a timer → the existing one, created false', async () => {
         const s = open();

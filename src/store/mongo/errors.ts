@@ -3,6 +3,7 @@
  * driver mongoose ships) so the adapter depends on mongoose only.
  */
 import mongoose from 'mongoose';
+import { Unavailable } from '../../domain/errors.js';
 
 const {
   MongoBulkWriteError,
@@ -52,6 +53,56 @@ export function isUnreachable(err: unknown): boolean {
     err instanceof MongoClientClosedError ||
     err instanceof MongoOperationTimeoutError
   );
+}
+
+/**
+ * Server error codes that say "not now" rather than "never": the primary is stepping down or
+ * shutting down, the operation ran out of its time limit (maxTimeMS) or lost a write conflict
+ * or a lock wait, the server could not reach another member. The same request later can succeed.
+ */
+const TRANSIENT_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  24, // LockTimeout
+  46, // LockBusy
+  50, // MaxTimeMSExpired
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  112, // WriteConflict
+  189, // PrimarySteppedDown
+  262, // ExceededTimeLimit
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+const TRANSIENT_LABELS = ['RetryableWriteError', 'TransientTransactionError'];
+
+/** The server refused for a reason that passes (see TRANSIENT_CODES), or labelled the error retryable. */
+export function isTransientServerError(err: unknown): boolean {
+  if (!(err instanceof MongoServerError)) return false;
+  if (TRANSIENT_LABELS.some((l) => err.hasErrorLabel(l))) return true;
+  if (typeof err.code === 'number' && TRANSIENT_CODES.has(err.code)) return true;
+  // a bulk write keeps the command's own error as errorResponse
+  return err instanceof MongoBulkWriteError && err.errorResponse instanceof MongoServerError && err.errorResponse !== err
+    ? isTransientServerError(err.errorResponse)
+    : false;
+}
+
+/**
+ * `err` as the store being unavailable when it is one, so that callers (503 + Retry-After, the
+ * sweep's backoff: domain/errors.ts isTransient) know a later try can succeed: the server not
+ * reachable, a write it did not confirm that no re-read settled, a transient server refusal.
+ * Anything else (a bug, a unique index, a validation error) is `err` itself.
+ */
+export function unavailableOr(op: string, err: unknown): unknown {
+  if (isUnreachable(err)) return Unavailable('store_unavailable', `${op}: MongoDB is not reachable`, err);
+  if (isWriteConcernError(err))
+    return Unavailable('store_write_unconfirmed', `${op}: the database did not confirm a write in time; its outcome is unknown`, err);
+  if (isTransientServerError(err)) return Unavailable('store_busy', `${op}: MongoDB refused for now (try again later)`, err);
+  return err;
 }
 
 /** `mongodb://user:secret@h1,h2/db?…` → `mongodb://h1,h2/db` for messages and logs. */

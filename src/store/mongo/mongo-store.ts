@@ -11,7 +11,7 @@ import type { Store } from '../port.js';
 import * as batch from './batch.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
-import { isUnreachable, redactUri } from './errors.js';
+import { redactUri, unavailableOr } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import * as location from './location.js';
@@ -278,14 +278,13 @@ export class MongoStore implements Store {
     return (...args) => this.guard(name, () => fn(this.ctx, ...args));
   }
 
-  /** Closed store and lost connections become `Unavailable` (503, readiness false); the rest propagates. */
+  /** Closed store, lost connections and transient refusals become `Unavailable` (503; ./errors.ts unavailableOr); the rest propagates. */
   private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
     if (this.closing) throw Unavailable('store_closed', `${op}: the MongoDB store is closed`);
     try {
       return await fn();
     } catch (err) {
-      if (isUnreachable(err)) throw Unavailable('store_unavailable', `${op}: MongoDB is not reachable`, err);
-      throw err;
+      throw unavailableOr(op, err);
     }
   }
 }
