@@ -119,11 +119,19 @@ export class PanicService {
 
   /**
    * Crash repair, run by the sweep: panic incidents whose texts were left pending (the request
-   * died between opening the incident and queueing the texts). Never throws; how many it completed.
+   * died between opening the incident and queueing the texts). Never throws: each failure,
+   * reading the pending ones included (no incident then), goes to `onError`; how many it completed.
    */
-  async repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> {
+  async repair(limit: number, onError: (err: unknown, incidentId?: string) => void): Promise<number> {
+    let pending: Incident[];
+    try {
+      pending = await this.store.pendingPanicTexts(limit);
+    } catch (err) {
+      onError(err);
+      return 0;
+    }
     let done = 0;
-    for (const incident of await this.store.pendingPanicTexts(limit)) {
+    for (const incident of pending) {
       try {
         await this.complete(incident, {});
         done++;

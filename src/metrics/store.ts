@@ -9,7 +9,8 @@ import client from 'prom-client';
 import { labelledGauge } from './labelled.js';
 
 export interface StoreGauges {
-  overdue(): Promise<{ count: number; oldest?: Date }>;
+  /** live timers past their deadline plus `graceMs` (GRACE_SECONDS): a timer in its grace is not overdue yet */
+  overdue(graceMs?: number): Promise<{ count: number; oldest?: Date }>;
   countPendingEscalations(): Promise<number>;
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
   failedEscalations(limit: number): Promise<unknown[]>;
@@ -37,9 +38,9 @@ const FAILED_COUNT_CAP = 1000;
 
 const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
 
-async function readStore(g: StoreGauges): Promise<StoreSnapshot> {
+async function readStore(g: StoreGauges, graceMs: number): Promise<StoreSnapshot> {
   const [o, pending, failed, states, b, now] = await Promise.all([
-    g.overdue(),
+    g.overdue(graceMs),
     g.countPendingEscalations(),
     g.failedEscalations(FAILED_COUNT_CAP),
     g.stateCounts(),
@@ -48,7 +49,8 @@ async function readStore(g: StoreGauges): Promise<StoreSnapshot> {
   ]);
   return {
     overdue: o.count,
-    overdueAgeSeconds: age(now, o.oldest),
+    // how long the oldest has been due (its deadline plus the grace), not since its deadline
+    overdueAgeSeconds: age(now, o.oldest && new Date(o.oldest.getTime() + graceMs)),
     escalationsPending: pending,
     escalationsFailed: failed.length,
     timersLive: states.timers,
@@ -61,6 +63,8 @@ async function readStore(g: StoreGauges): Promise<StoreSnapshot> {
 
 export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIMEOUT_MS) {
   let gauges: StoreGauges | undefined;
+  /** GRACE_SECONDS in ms: a timer in its grace is not overdue yet */
+  let graceMs = 0;
   // Last good read: kept through an outage so graphs do not gap; `vigil_store_up` says whether it is fresh.
   let snapshot: StoreSnapshot | undefined;
   let reading: Promise<boolean> | undefined;
@@ -69,7 +73,7 @@ export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIME
     (reading ??= (async () => {
       if (!gauges) return false;
       let timer: NodeJS.Timeout | undefined;
-      const work = readStore(gauges);
+      const work = readStore(gauges, graceMs);
       work.catch(() => undefined); // may settle after the timeout
       try {
         snapshot = await Promise.race([
@@ -138,10 +142,10 @@ export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIME
       ['active', 'acknowledged'],
       (s) => s.incidentsOpen,
     ),
-    overdue: fromStore('vigil_timers_overdue', 'Live timers past their deadline and not yet escalated (store-wide)', (s) => s.overdue),
+    overdue: fromStore('vigil_timers_overdue', 'Live timers past their deadline plus GRACE_SECONDS and not yet escalated (store-wide)', (s) => s.overdue),
     overdueAge: fromStore(
       'vigil_timers_overdue_oldest_age_seconds',
-      'Age of the oldest overdue timer: the queue age (store-wide)',
+      'How long the oldest overdue timer has been due (since its deadline plus GRACE_SECONDS): the queue age (store-wide)',
       (s) => s.overdueAgeSeconds,
     ),
     deliveryAge: fromStore(
@@ -158,9 +162,10 @@ export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIME
         if (gauges) this.set((await refresh()) ? 1 : 0);
       },
     }),
-    /** Connect the store-derived gauges (after the store is open). */
-    observeStore(g: StoreGauges) {
+    /** Connect the store-derived gauges (after the store is open); `graceMs`: GRACE_SECONDS in ms. */
+    observeStore(g: StoreGauges, opts: { graceMs?: number } = {}) {
       gauges = g;
+      graceMs = opts.graceMs ?? 0;
     },
   };
 }

@@ -37,9 +37,10 @@ export function sweepMetrics(r: client.Registry[]) {
       buckets: LAG_BUCKETS,
       registers: r,
     }),
-    escalationErrors: new client.Counter({
+    escalationErrors: labelledCounter({
       name: 'vigil_escalation_errors_total',
-      help: 'Escalations that failed and were left pending for repair',
+      help: 'Escalations that failed and were left pending for repair, by kind: transient (the store was unavailable: not counted toward ESCALATION_MAX_ATTEMPTS, retried after a backoff) or counted',
+      labels: { kind: ['transient', 'counted'] },
       registers: r,
     }),
     escalationsDeadLettered: new client.Counter({

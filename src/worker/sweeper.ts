@@ -1,8 +1,14 @@
 /**
  * One sweep: take the lease (./sweep-lease.ts) → repair pending escalations → claim due
  * timers in batches (CAS) → escalate them in groups (group commit: one store write per group,
- * see Escalator.escalateBatch; a group that fails is escalated one timer at a time) → give
- * the lease back or keep it for the next sweep. The event loop gets a turn between groups, so
+ * see Escalator.escalateBatch; a group that fails is escalated one timer at a time) → the
+ * repairs that are not per timer (all-clears, panic texts) and the warnings → give the lease
+ * back or keep it for the next sweep. Claiming never waits on those repairs, and no step's
+ * failure stops the next: each is caught, logged and counted on its own.
+ * An escalation that fails because the store is unavailable (domain/errors.ts isTransient) is
+ * not counted toward `maxEscalationAttempts`: it waits a backoff (./escalation-retries.ts)
+ * and is tried again for as long as it takes; only other failures count and dead-letter.
+ * The event loop gets a turn between groups, so
  * a burst never blocks it for long. The lock only keeps replicas from doing the same work;
  * when the lock service is down every replica sweeps and the CAS keeps each escalation
  * exactly-once. When the lease is lost (a renewal failed, or this sweep stalled) its signal
@@ -14,13 +20,21 @@
 import { randomInt } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { isTransient } from '../domain/errors.js';
 import { ALL_SHARDS, shardLockName, type SweepShard } from '../domain/sweep-shard.js';
 import type { Timer } from '../domain/timer.js';
 import type { Lock } from '../lock/port.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
+import { EscalationRetries, type TransientRetry } from './escalation-retries.js';
 import type { Escalator } from './escalator.js';
 import { SweepLeases, type LeaseSettings, type SweepLease } from './sweep-lease.js';
+
+const TRANSIENT_FAILURE =
+  'escalation failed: the store is unavailable; not counted toward ESCALATION_MAX_ATTEMPTS, left pending and tried again after a backoff';
+
+/** Sweeper `transientRetry` when none is given (see there). */
+const DEFAULT_TRANSIENT_RETRY: TransientRetry = { baseMs: 500, capMs: 10_000 };
 
 /** The lease's settings (`lockTtlMs`, `stallMs`, `keepLeaseMs`: ./sweep-lease.ts) and the sweep's. */
 export interface SweepSettings extends LeaseSettings {
@@ -31,8 +45,17 @@ export interface SweepSettings extends LeaseSettings {
   concurrency: number;
   /** timers escalated by one group-commit write (default 50: one SQLite transaction, a block of the event loop of about 20 ms; docs/performance-notes.md) */
   groupSize?: number;
-  /** failed escalations of one timer before it is dead-lettered (`failed`) instead of retried every tick */
+  /**
+   * failed escalations of one timer before it is dead-lettered (`failed`) instead of retried
+   * every tick; failures because the store is unavailable are not counted (see `transientRetry`)
+   */
   maxEscalationAttempts: number;
+  /**
+   * The wait before an escalation that failed because the store was unavailable is tried again
+   * (./escalation-retries.ts; default 500 ms, doubling per failure in a row up to 10 s: a sick
+   * store is asked a few times a minute per timer, and a recovered one escalates within 10 s).
+   */
+  transientRetry?: TransientRetry;
   /**
    * Sweep shards (domain/sweep-shard.ts, default 1): each has its own lock (`lockName`,
    * then `lockName:1` …), and a sweep tries them all in turn, starting one further each
@@ -42,7 +65,7 @@ export interface SweepSettings extends LeaseSettings {
   shards?: number;
   /** the wait after a deadline before the SOS (ms, default 0) */
   graceMs?: number;
-  /** the nudge before a deadline (./warner.ts), run each sweep before claiming due timers */
+  /** the nudge before a deadline (./warner.ts), run each sweep after claiming due timers */
   warnings?: { run(): Promise<number> };
   /**
    * Least time between two runs on this replica of the repairs and warnings that are not per
@@ -53,8 +76,8 @@ export interface SweepSettings extends LeaseSettings {
    * then run them at least every onceEveryMs plus one tick; a sweep called by hand runs them.
    */
   onceEveryMs?: number;
-  /** crash repair of panic SOS texts left pending (app/panic.ts); never throws */
-  panics?: { repair(limit: number, onError: (err: unknown, incidentId: string) => void): Promise<number> };
+  /** crash repair of panic SOS texts left pending (app/panic.ts); should not throw (the sweep catches it if it does) */
+  panics?: { repair(limit: number, onError: (err: unknown, incidentId?: string) => void): Promise<number> };
 }
 
 export interface SweepReport {
@@ -69,7 +92,12 @@ export interface SweepReport {
   /** panic incidents whose pending texts this sweep completed (absent: none) */
   panicsRepaired?: number;
   escalated: number;
+  /** escalations that failed in this sweep (`transient` of them included) */
   failed: number;
+  /** of `failed`, those that failed because the store was unavailable: not counted toward the attempts, retried after a backoff (absent: none) */
+  transient?: number;
+  /** pending escalations not tried in this sweep: still waiting the backoff of a transient failure (absent: none) */
+  waiting?: number;
   lostLease: boolean;
   /** no store step finished for `stallMs`: the sweep gave its lease up (absent: it did not) */
   stalled?: boolean;
@@ -103,6 +131,7 @@ export class Sweeper {
   /** the shard the next sweep tries first (a random start, so replicas begin on different shards) */
   private nextShard: number;
   private readonly leases: SweepLeases;
+  private readonly retries: EscalationRetries;
 
   constructor(
     private readonly store: Store,
@@ -114,6 +143,7 @@ export class Sweeper {
   ) {
     this.nextShard = randomInt(this.shardCount());
     this.leases = new SweepLeases(lock, metrics, log, settings);
+    this.retries = new EscalationRetries(settings.transientRetry ?? DEFAULT_TRANSIENT_RETRY);
   }
 
   /**
@@ -199,6 +229,7 @@ export class Sweeper {
         (report.warned ?? 0) > 0 ||
         (report.panicsRepaired ?? 0) > 0 ||
         report.failed > 0 ||
+        (report.waiting ?? 0) > 0 ||
         report.lostLease ||
         report.outcome !== 'swept';
       this.log[busy ? 'info' : 'debug'](
@@ -210,24 +241,47 @@ export class Sweeper {
   }
 
   private async run(lease: SweepLease, report: SweepReport, shard: SweepShard, throttled: boolean): Promise<void> {
-    const { batchSize } = this.settings;
-
     // 1. repair: escalations left pending by a crash (or by a failed escalation), this shard's
-    const pending = await this.store.pendingEscalations(batchSize, shard);
+    await this.repairPending(lease, report, shard);
     lease.moved();
-    report.repaired = pending.length;
-    await this.escalateAll(pending, report, lease);
 
-    // the repairs and warnings that are not per timer run once per sweep of every shard (with
-    // shard 0); on a scheduled sweep at most every `onceEveryMs`
+    // 2. claim due timers, batch after batch, while the lease holds; a failed claim fails the
+    // sweep, after the repairs of step 3 had their turn
+    const claimed = await this.claimDue(lease, report, shard).then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+
+    // 3. the repairs and warnings that are not per timer, after the claim (a failing one never
+    // holds the SOS up): once per sweep of every shard (with shard 0); on a scheduled sweep at
+    // most every `onceEveryMs`
     const every = throttled ? (this.settings.onceEveryMs ?? 0) : 0;
-    if (shard.index === 0 && performance.now() - this.lastOnceAt >= every) {
+    if (!this.stopping && !lease.signal?.aborted && shard.index === 0 && performance.now() - this.lastOnceAt >= every) {
       this.lastOnceAt = performance.now();
       await this.onceForAllShards(lease, report);
     }
-    lease.moved();
+    if (claimed) throw claimed.err;
+  }
 
-    // 2. claim due timers, batch after batch, while the lease holds
+  /** Escalations still pending (crash, failure), those not waiting a backoff. A failing read is logged and counted; the claim goes on. */
+  private async repairPending(lease: SweepLease, report: SweepReport, shard: SweepShard): Promise<void> {
+    let pending: Timer[];
+    try {
+      pending = await this.store.pendingEscalations(this.settings.batchSize, shard);
+    } catch (err) {
+      this.metrics.loopErrors.inc({ loop: 'sweep' });
+      this.log.error({ err }, 'reading pending escalations failed; claiming due timers anyway, the next tick retries');
+      return;
+    }
+    lease.moved();
+    const ready = pending.filter((t) => this.retries.ready(t.id));
+    if (ready.length < pending.length) report.waiting = pending.length - ready.length;
+    report.repaired = ready.length;
+    await this.escalateAll(ready, report, lease);
+  }
+
+  private async claimDue(lease: SweepLease, report: SweepReport, shard: SweepShard): Promise<void> {
+    const { batchSize } = this.settings;
     try {
       for (;;) {
         await nextTurn(); // let a shutdown signal or a lost lease be seen before claiming more
@@ -244,32 +298,45 @@ export class Sweeper {
     }
   }
 
+  /** Each step caught on its own: a repair that keeps failing (its read included) stops neither the other nor the warnings. */
   private async onceForAllShards(lease: SweepLease, report: SweepReport): Promise<void> {
     const { batchSize } = this.settings;
 
-    // 1b. repair: all-clears owed by false alarms whose request failed or crashed half-way
-    for (const incident of await this.store.pendingAllClears(batchSize)) {
-      try {
-        await this.escalator.completeAllClear(incident);
-        lease.moved();
-        report.allClears = (report.allClears ?? 0) + 1;
-      } catch (err) {
-        this.metrics.loopErrors.inc({ loop: 'sweep' });
-        this.log.error({ err, incident: incident.id }, 'all-clear repair failed; left pending for the next tick');
+    // 3a. repair: all-clears owed by false alarms whose request failed or crashed half-way
+    try {
+      for (const incident of await this.store.pendingAllClears(batchSize)) {
+        try {
+          await this.escalator.completeAllClear(incident);
+          lease.moved();
+          report.allClears = (report.allClears ?? 0) + 1;
+        } catch (err) {
+          this.metrics.loopErrors.inc({ loop: 'sweep' });
+          this.log.error({ err, incident: incident.id }, 'all-clear repair failed; left pending for the next tick');
+        }
       }
+    } catch (err) {
+      this.metrics.loopErrors.inc({ loop: 'sweep' });
+      this.log.error({ err }, 'reading pending all-clears failed; the next tick retries');
     }
+    lease.moved();
 
-    // 1b'. repair: panic SOS texts left pending by a request that died half-way
-    if (this.settings.panics) {
-      const n = await this.settings.panics.repair(batchSize, (err, incident) => {
+    // 3b. repair: panic SOS texts left pending by a request that died half-way
+    const { panics } = this.settings;
+    if (panics) {
+      const failed = (err: unknown, incident?: string) => {
         this.metrics.loopErrors.inc({ loop: 'sweep' });
         this.log.error({ err, incident }, 'panic texts repair failed; left pending for the next tick');
-      });
-      if (n > 0) report.panicsRepaired = n;
+      };
+      try {
+        const n = await panics.repair(batchSize, failed);
+        if (n > 0) report.panicsRepaired = n;
+      } catch (err) {
+        failed(err);
+      }
     }
-
     lease.moved();
-    // 1c. the nudge before the SOS
+
+    // 3c. the nudge before the SOS
     await this.warn(lease, report);
   }
 
@@ -295,8 +362,24 @@ export class Sweeper {
         await this.escalator.escalateBatch(group, report.fence);
         lease.moved();
         report.escalated += group.length;
+        for (const t of group) this.retries.settled(t.id);
       } catch (err) {
         lease.moved();
+        if (isTransient(err)) {
+          // the store is unavailable: one timer at a time would only ask it again, timer after
+          // timer (each waiting its timeout); the group waits its backoff, still pending
+          const waits = group.map((t) => this.waitAfter(t, report));
+          this.log.warn(
+            {
+              err,
+              timers: group.map((t) => t.id),
+              failures: Math.max(...waits.map((w) => w.failures)),
+              retryInMs: Math.max(...waits.map((w) => w.retryInMs)),
+            },
+            TRANSIENT_FAILURE,
+          );
+          return;
+        }
         // every escalation of the group is still pending: one at a time, each failure is counted (and dead-lettered) alone
         this.log.warn({ err, timers: group.length }, 'group escalation failed; escalating its timers one at a time');
         await this.escalateEach(group, report, lease);
@@ -309,14 +392,27 @@ export class Sweeper {
       try {
         await this.escalator.escalate(t, t.expiredByFence ?? report.fence);
         report.escalated++;
+        this.retries.settled(t.id);
       } catch (err) {
-        report.failed++;
-        this.metrics.escalationErrors.inc();
-        await this.countFailure(t, t.expiredByFence ?? report.fence, err);
+        if (isTransient(err)) this.log.warn({ err, timer: t.id, ...this.waitAfter(t, report) }, TRANSIENT_FAILURE);
+        else {
+          report.failed++;
+          this.metrics.escalationErrors.inc({ kind: 'counted' });
+          this.retries.settled(t.id);
+          await this.countFailure(t, t.expiredByFence ?? report.fence, err);
+        }
       }
       lease.moved();
       await nextTurn();
     }
+  }
+
+  /** A transient failure: not counted on the timer (it stays pending), tried again after its backoff (the caller logs it). */
+  private waitAfter(t: Timer, report: SweepReport): { retryInMs: number; failures: number } {
+    report.failed++;
+    report.transient = (report.transient ?? 0) + 1;
+    this.metrics.escalationErrors.inc({ kind: 'transient' });
+    return this.retries.failed(t.id);
   }
 
   /** Left pending for the next tick, until it has failed `maxEscalationAttempts` times: then dead-lettered. */
@@ -363,6 +459,8 @@ function combine(reports: SweepReport[]): SweepReport {
     lostLease: reports.some((r) => r.lostLease),
   };
   const extras = {
+    transient: optional(sum((r) => r.transient)),
+    waiting: optional(sum((r) => r.waiting)),
     allClears: optional(sum((r) => r.allClears)),
     warned: optional(sum((r) => r.warned)),
     panicsRepaired: optional(sum((r) => r.panicsRepaired)),
