@@ -185,7 +185,9 @@ export async function startServices(
     workerSettings(config, { panics: panic, warnings, pacing, onSosSent, location }),
   );
   const { sweep } = config;
-  const wake = sweep.wakeUps ? { store, maxAheadMs: sweep.lockTtlMs, keepLeaseMs: sweep.keepLeaseMs } : undefined;
+  const wake = sweep.wakeUps
+    ? { store, maxAheadMs: sweep.lockTtlMs, keepLeaseMs: sweep.keepLeaseMs, graceMs: config.warning.graceMs }
+    : undefined;
   const retention = new RetentionJob(store, lock, metrics, log, { ...config.retention, lockTtlMs: sweep.lockTtlMs });
   const scheduler = new Scheduler(sweeper, dispatcher, metrics, log, sweep.cron, wake, { job: retention, cron: config.retention.cron });
   onDeadline = (at) => scheduler.deadlineAt(at);

@@ -159,8 +159,12 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   failedEscalations(limit: number): Promise<Timer[]>;
   /** CAS escalation failed → pending with the failure count reset (a moderator retries it); the last error is kept. */
   retryEscalation(timerId: string): Promise<Timer | null>;
-  /** Live timers past their deadline: how many and the oldest deadline (queue age). */
-  overdue(): Promise<{ count: number; oldest?: Date }>;
+  /**
+   * Live timers due and not claimed: past their deadline plus `graceMs` (default 0; a timer in
+   * its grace is not late). How many, and the oldest deadline among them (queue age: `now -
+   * oldest - graceMs`).
+   */
+  overdue(graceMs?: number): Promise<{ count: number; oldest?: Date }>;
   /** How many expired timers still have their escalation pending (a count, not a read of the rows). */
   countPendingEscalations(): Promise<number>;
   /** Live timers and open incidents by status (index-backed counts; closed records are not counted). */

@@ -1,8 +1,10 @@
 /**
  * The ticks of a replica: sweep (under the lock) and dispatch (leases). The node-cron tick
- * is the heartbeat; with `wake` settings the scheduler also wakes at the next deadline of a
- * live timer (read from the store after every sweep, never further ahead than the lock
- * lease, and moved earlier when this replica arms or extends a timer with `deadlineAt`).
+ * is the heartbeat; with `wake` settings the scheduler also wakes when the next live timer
+ * becomes due: its deadline plus the grace (read from the store after every sweep, never
+ * further ahead than the lock lease, and moved earlier when this replica arms or extends a
+ * timer with `deadlineAt`). Waking at the bare deadline would find nothing to claim for the
+ * whole grace, and retry every few ms while keeping the lease.
  * A wake-up is an ordinary sweep: it tries the lock, so in a cluster only the holder sweeps.
  * Sweeps never overlap: a tick or wake-up during a sweep is dropped (the sweep claims until
  * nothing is due, then plans the next wake-up). When the sweeper keeps its lease between
@@ -25,8 +27,10 @@ export interface WakeSettings {
   store: Pick<Store, 'now' | 'nextDeadline'>;
   /** the furthest ahead a wake-up is set (the sweep lock's TTL): then the next deadline is read again */
   maxAheadMs: number;
-  /** the sweeper's `keepLeaseMs`: its lease is kept after a sweep only when the next deadline is at most this far away */
+  /** the sweeper's `keepLeaseMs`: its lease is kept after a sweep only when the next timer is due at most this far away */
   keepLeaseMs?: number;
+  /** the wait after a deadline before its timer is claimed (GRACE_SECONDS, the sweeper's `graceMs`; ms, default 0) */
+  graceMs?: number;
 }
 
 /** After an empty sweep, a deadline that is already past waits this long (no hot loop on a clock edge). */
@@ -78,13 +82,13 @@ export class Scheduler {
     this.wake?.atMost(0);
   }
 
-  /** A timer armed or extended on this replica: wake no later than its deadline. */
+  /** A timer armed or extended on this replica: wake no later than it is due (its deadline plus the grace). */
   deadlineAt(at: Date): void {
     const { wake, wakeSettings } = this;
     if (!wake || !wakeSettings || !this.started || this.stopping) return;
     void this.guard('wake', async () => {
       const now = await wakeSettings.store.now();
-      wake.atMost(at.getTime() - now.getTime());
+      wake.atMost(at.getTime() + (wakeSettings.graceMs ?? 0) - now.getTime());
     });
   }
 
@@ -117,19 +121,20 @@ export class Scheduler {
     return this.running;
   }
 
-  /** After a sweep that held the lock (or ran without it): wake at the next deadline, within the lease. */
+  /** After a sweep that held the lock (or ran without it): wake when the next timer is due (deadline + grace), within the lease. */
   private async planWake(report: SweepReport): Promise<void> {
     const { wake, wakeSettings } = this;
     if (!wake || !wakeSettings) return;
     // contended: the holder plans; failed: the cron tick retries; stopped: nothing more
     if (report.outcome !== 'swept' && report.outcome !== 'swept_without_lock') return;
     const [next, now] = await Promise.all([wakeSettings.store.nextDeadline(), wakeSettings.store.now()]);
-    const delay = next ? next.getTime() - now.getTime() : Number.POSITIVE_INFINITY;
+    // a timer in its grace is not due yet: the claim would find nothing before deadline + grace
+    const delay = next ? next.getTime() + (wakeSettings.graceMs ?? 0) - now.getTime() : Number.POSITIVE_INFINITY;
     // the lease kept for the next sweep only while that sweep is near (Sweeper keepLeaseMs):
     // otherwise the lock is free for whichever replica's wake-up or tick comes first
     if (!(delay <= (wakeSettings.keepLeaseMs ?? 0))) await this.sweeper.releaseKept();
     if (!next) return wake.atMost(wakeSettings.maxAheadMs);
-    // nothing due in the shards it swept, and a deadline already past: that one is in a shard
+    // nothing due in the shards it swept, and a timer already due: that one is in a shard
     // another replica is sweeping; look at this replica's shards again a little later, not every 20 ms
     const floor = (report.contendedShards ?? 0) > 0 ? CONTENDED_RETRY_MS : RETRY_FLOOR_MS;
     wake.atMost(report.claimed === 0 ? Math.max(delay, floor) : delay);

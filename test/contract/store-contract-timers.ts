@@ -334,6 +334,19 @@ export function timerCases(ctx: ContractContext): void {
       expect(await store.overdue()).toEqual({ count: 0 });
     });
 
+    it('overdue with a grace counts only timers past their deadline plus the grace (a timer in its grace is not late)', async () => {
+      const store = ctx.store();
+      const late = await arm(store, { startOffsetMs: -120_000, expiresInMs: -60_000 });
+      const inGrace = await arm(store, { startOffsetMs: -120_000, expiresInMs: -5_000 });
+      expect(await store.overdue(30_000)).toEqual({ count: 1, oldest: late.expiresAt });
+      expect(await store.overdue(120_000)).toEqual({ count: 0 });
+      expect(await store.overdue(1_000)).toEqual({ count: 2, oldest: late.expiresAt });
+      // the claim with the same grace leaves the same ones: overdue(grace) is what a sweep with that grace would claim
+      expect((await store.claimDueTimers(10, 1, 30_000)).map((t) => t.id)).toEqual([late.id]);
+      expect(await store.overdue(30_000)).toEqual({ count: 0 });
+      expect(await store.overdue()).toEqual({ count: 1, oldest: inGrace.expiresAt });
+    });
+
     it('maxRecordedFence is the highest fence in incidents and in timers still pending escalation (0 when none)', async () => {
       const store = ctx.store();
       expect(await store.maxRecordedFence()).toBe(0);

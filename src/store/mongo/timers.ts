@@ -367,10 +367,10 @@ export async function retryEscalation(ctx: Ctx, timerId: string): Promise<Timer 
   return d ? toTimer(d) : null;
 }
 
-/** Live timers past the deadline: two index-backed reads on {status, expiresAt}. */
-export async function overdue(ctx: Ctx): Promise<{ count: number; oldest?: Date }> {
+/** Live timers past the deadline plus the grace: two index-backed reads on {status, expiresAt}. */
+export async function overdue(ctx: Ctx, graceMs = 0): Promise<{ count: number; oldest?: Date }> {
   const now = await ctx.now();
-  const due = { status: live, expiresAt: { $lte: now } };
+  const due = { status: live, expiresAt: { $lte: new Date(now.getTime() - graceMs) } };
   const [count, oldest] = await Promise.all([
     ctx.m.timers.countDocuments(due).readConcern('majority').exec(),
     ctx.m.timers.findOne(due, { expiresAt: 1 }).sort({ expiresAt: 1 }).readConcern('majority').lean<Pick<TimerDoc, 'expiresAt'>>().exec(),

@@ -133,8 +133,8 @@ export const failedEscalations = read((c, limit: number): Timer[] => (c.st.timer
 
 export const retryEscalation = write((c, timerId: string): Timer | null => timerOrNull(c.st.timerEscalationRetry.get(timerId)));
 
-export const overdue = read((c): { count: number; oldest?: Date } => {
-  const r = c.st.timersOverdue.get(c.clock()) as { n: number; oldest: number | null };
+export const overdue = read((c, graceMs: number = 0): { count: number; oldest?: Date } => {
+  const r = c.st.timersOverdue.get({ due: c.clock() - graceMs }) as { n: number; oldest: number | null };
   return r.oldest === null ? { count: r.n } : { count: r.n, oldest: new Date(r.oldest) };
 });
 
