@@ -21,7 +21,13 @@ export interface Config {
   sqliteBusyTimeoutMs: number;
   sqliteSynchronous: 'full' | 'normal';
   mongodbUri?: string;
-  mongodb: { dbName?: string; writeConcern: 'majority' | number; writeTimeoutMs: number; serverSelectionTimeoutMs: number };
+  mongodb: {
+    dbName?: string;
+    writeConcern: 'majority' | number;
+    writeTimeoutMs: number;
+    serverSelectionTimeoutMs: number;
+    operationTimeoutMs: number;
+  };
   redisUrl?: string;
   jwtSecret: string;
   logLevel: Env['LOG_LEVEL'];
@@ -218,6 +224,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('SQLITE_BUSY_TIMEOUT_MS: must be at most half of LOCK_TTL_MS');
   // a replica that arms a timer while another keeps the lease finds the lock held at its
   // deadline: the holder must look at the deadlines again before the shortest timer is due
+  // a write waiting for its write concern must hear `wtimeout` from the server (and re-read) before its deadline
+  if (e.MONGODB_OPERATION_TIMEOUT_MS <= e.MONGODB_WRITE_TIMEOUT_MS)
+    throw new ConfigError('MONGODB_OPERATION_TIMEOUT_MS: must be greater than MONGODB_WRITE_TIMEOUT_MS');
   if (e.SWEEP_KEEP_LEASE_MS > e.TIMER_MIN_SECONDS * 1000)
     throw new ConfigError('SWEEP_KEEP_LEASE_MS: must be at most TIMER_MIN_SECONDS × 1000 (the shortest timer)');
   if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS)
@@ -238,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       writeConcern: e.MONGODB_WRITE_CONCERN,
       writeTimeoutMs: e.MONGODB_WRITE_TIMEOUT_MS,
       serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
+      operationTimeoutMs: e.MONGODB_OPERATION_TIMEOUT_MS,
     },
     redisUrl: e.REDIS_URL,
     jwtSecret: e.JWT_SECRET ?? embeddedSecret(dataDir),

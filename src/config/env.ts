@@ -68,6 +68,10 @@ const modeAndStores = {
     int(5000, 100),
     'start-up gives up on MongoDB after this (clear message, exit); each operation waits at most this long for a primary',
   ),
+  MONGODB_OPERATION_TIMEOUT_MS: doc(
+    int(10000, 100),
+    'longest one MongoDB store operation may take (its round trips together) before it fails as 503 `store_unavailable`; more than `MONGODB_WRITE_TIMEOUT_MS`',
+  ),
   SQLITE_BUSY_TIMEOUT_MS: doc(
     z.coerce.number().int().min(0).optional(),
     "how long a SQLite write waits for another process's lock before the request answers 503 `store_busy` with `Retry-After`; at most half of `LOCK_TTL_MS`",

@@ -2,8 +2,9 @@
  * A TCP proxy between the MongoDB driver and a Mongo-wire server (FerretDB in tests) that
  * injects faults a single server cannot produce: a reply carrying a `writeConcernError`
  * (wtimeout, code 64) after the write was applied or instead of applying it, a command
- * answered with an error, or the connection dropped after the server applied a write
- * but before its reply reached the driver. The driver and the adapter run unchanged;
+ * answered with an error, the connection dropped after the server applied a write
+ * but before its reply reached the driver, or a command swallowed (a peer that accepted the
+ * connection and never answers). The driver and the adapter run unchanged;
  * only the bytes on the wire differ. Loopback only.
  *
  * Frames are OP_MSG (opcode 2013); anything else (the legacy OP_QUERY handshake) passes
@@ -34,7 +35,9 @@ export type FaultAction =
   /** never forwarded; answered `{ok: 0, ...error}` */
   | { kind: 'error'; error: { code: number; codeName: string; errmsg: string } }
   /** forward, wait for the server's reply, then drop the driver's connection instead of passing it on */
-  | { kind: 'hangup' };
+  | { kind: 'hangup' }
+  /** never forwarded, never answered: the connection stays open and silent (a hung server) */
+  | { kind: 'silent' };
 
 export interface Fault {
   /** the command to hit, e.g. `(c) => 'findAndModify' in c` */
@@ -158,6 +161,8 @@ export async function startFaultProxy(targetUri: string): Promise<FaultProxy> {
             case 'hangup':
               onReply.set(f.requestId, () => close());
               upstream.write(f.raw);
+              break;
+            case 'silent':
               break;
           }
         }

@@ -4,6 +4,8 @@
  * this file owns the connection, the clock, index builds and error translation.
  * Every write carries the configured write concern; reads that drive escalation use
  * readConcern majority, so they never act on data a failover could roll back.
+ * Every operation is bounded (`operationTimeoutMs`): a server that accepts and never answers
+ * makes the call fail as `store_unavailable` (retryable) instead of a promise that never settles.
  */
 import mongoose, { type Connection } from 'mongoose';
 import { Invalid, Unavailable } from '../../domain/errors.js';
@@ -11,7 +13,7 @@ import type { Store } from '../port.js';
 import * as batch from './batch.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
-import { redactUri, unavailableOr } from './errors.js';
+import { isTimeLimitExceeded, redactUri, unavailableOr } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import * as location from './location.js';
@@ -36,6 +38,13 @@ export interface MongoStoreOptions {
   clockRefreshMs?: number;
   /** how long ping() waits for the server (ms); default 2000 */
   pingTimeoutMs?: number;
+  /**
+   * longest one operation of the port may take, end to end (ms): after it the call fails as
+   * `store_unavailable` and is no longer waited for. Also the server's `maxTimeMS` of queries
+   * and the socket timeout of each round trip. Must exceed `writeTimeoutMs` (a write waiting
+   * for its write concern is told so by the server first); default 10000
+   */
+  operationTimeoutMs?: number;
   /** debug hook: every command sent to the server (name and concerns, never the documents); monitoring is on only when given */
   onCommand?: (c: CommandInfo) => void;
 }
@@ -54,6 +63,7 @@ const DEFAULTS = {
   serverSelectionTimeoutMs: 5000,
   clockRefreshMs: 5000,
   pingTimeoutMs: 2000,
+  operationTimeoutMs: 10_000,
 };
 
 /** The database named in the URI path, if any. */
@@ -72,6 +82,9 @@ export class MongoStore implements Store {
     const wc: WriteConcern = new mongoose.mongo.WriteConcern(settings.writeConcern, settings.writeTimeoutMs);
     this.clock = new ServerClock(() => this.serverTime(), settings.clockRefreshMs);
     this.ctx = { m: makeModels(conn), now: () => this.clock.now(), wc, updatesPerCommand: Infinity };
+    // the server gives up on a query (find, findOne, findOneAndUpdate, count, aggregate) at the
+    // same bound, so a query this store stopped waiting for does not keep running there
+    conn.set('maxTimeMS', settings.operationTimeoutMs);
     const { onCommand } = settings;
     if (onCommand)
       conn
@@ -87,10 +100,19 @@ export class MongoStore implements Store {
     if (s.writeConcern !== 'majority' && !(Number.isInteger(s.writeConcern) && s.writeConcern >= 1)) {
       throw Invalid('invalid_write_concern', `writeConcern must be "majority" or an integer >= 1, got ${String(s.writeConcern)}`);
     }
+    if (!(s.operationTimeoutMs > s.writeTimeoutMs)) {
+      throw Invalid(
+        'invalid_operation_timeout',
+        `operationTimeoutMs (${s.operationTimeoutMs}) must exceed writeTimeoutMs (${s.writeTimeoutMs})`,
+      );
+    }
     const where = redactUri(s.uri);
     const conn = mongoose.createConnection(s.uri, {
       dbName: s.dbName ?? dbInUri(s.uri) ?? 'vigil',
       serverSelectionTimeoutMS: s.serverSelectionTimeoutMs,
+      // a peer that stops answering mid-command: the connection is closed and the command fails
+      // (MongoNetworkTimeoutError) rather than holding a pooled connection forever
+      socketTimeoutMS: s.operationTimeoutMs,
       // command events are a debug hook: emitted only when someone listens
       monitorCommands: s.onCommand !== undefined,
       bufferCommands: false,
@@ -153,7 +175,12 @@ export class MongoStore implements Store {
   async ping(): Promise<boolean> {
     if (this.closing) return false;
     try {
-      const r = await this.admin().command({ ping: 1 }, { timeoutMS: this.settings.pingTimeoutMs });
+      const ms = this.settings.pingTimeoutMs;
+      const r = await withDeadline(
+        this.admin().command({ ping: 1 }, { timeoutMS: ms }),
+        ms,
+        () => new Error(`ping: no answer within ${ms} ms`),
+      );
       return r.ok === 1;
     } catch {
       return false;
@@ -278,13 +305,35 @@ export class MongoStore implements Store {
     return (...args) => this.guard(name, () => fn(this.ctx, ...args));
   }
 
-  /** Closed store, lost connections and transient refusals become `Unavailable` (503; ./errors.ts unavailableOr); the rest propagates. */
+  /**
+   * Closed store, lost connections and transient refusals become `Unavailable` (503, readiness false;
+   * ./errors.ts unavailableOr), and so does an
+   * operation that has not settled within `operationTimeoutMs`: it is abandoned (the socket
+   * timeout ends its round trip later, the server's maxTimeMS its query). Its outcome is
+   * unknown, as for a connection lost mid-write, and every operation is safe to retry. The rest
+   * propagates.
+   */
   private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
     if (this.closing) throw Unavailable('store_closed', `${op}: the MongoDB store is closed`);
+    const ms = this.settings.operationTimeoutMs;
     try {
-      return await fn();
+      return await withDeadline(fn(), ms, () => Unavailable('store_unavailable', `${op}: MongoDB did not answer within ${ms} ms`));
     } catch (err) {
+      if (isTimeLimitExceeded(err)) throw Unavailable('store_unavailable', `${op}: MongoDB gave up on it after ${ms} ms`, err);
       throw unavailableOr(op, err);
     }
+  }
+}
+
+/** `p`, or the error `late()` makes once `ms` pass without it settling (`p` goes on unobserved). */
+async function withDeadline<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  try {
+    return await Promise.race([p, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
