@@ -12,6 +12,15 @@
  * `stop()` refuses new ticks and waits for the running one and its sends, so no send
  * starts after shutdown began and nothing is recorded after the store closes.
  *
+ * No store call holds the dispatcher (stall guard): a tick whose claim has not answered within
+ * `stallMs` is abandoned (counted as a dispatch loop error and logged); the next tick claims
+ * again, and if the claim answers later, what it leased is sent under the same lease gate, or
+ * nothing is started when the dispatcher stopped meanwhile (the leases lapse and another
+ * dispatcher retries). Likewise a send whose store steps hang frees its slot `stallMs` after its
+ * lease would allow a carrier request; its lease lapses and another dispatcher retries it. So
+ * `stop()` waits at most `stallMs` for the tick and a lease plus `stallMs` for the sends, never
+ * for a call that never returns.
+ *
  * After "I'm safe" nothing alarming goes out: a claimed SOS of a false alarm is
  * superseded instead of sent, and a claimed all-clear (never claimed while its contact's
  * SOS is pending or sending) goes only if that SOS went out or may have, and only once that
@@ -69,6 +78,12 @@ export interface DispatchSettings {
   yieldTo?: () => boolean | Promise<boolean>;
   /** longest wait for `yieldTo` (ms, default 3000) */
   yieldMaxMs?: number;
+  /**
+   * how long a tick may wait for its claim (and a send for its store steps once its lease allows
+   * no carrier request) before it is abandoned as stalled (ms; default half the lease: a claim
+   * that slow leaves little of its lease to send in)
+   */
+  stallMs?: number;
 }
 
 /**
@@ -82,7 +97,7 @@ const WAIT_AGAIN_MS = 1000;
 
 export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
-  /** work a finished send started that need not hold its slot (the inbox entry) */
+  /** every send and the work a finished send started that need not hold its slot (the inbox entry): drain() waits for them */
   private readonly followUps = new Set<Promise<void>>();
   private ticking: Promise<number> | undefined;
   private stopped = false;
@@ -108,24 +123,52 @@ export class Dispatcher {
     this.outcomes = new GroupCommit((list) => store.recordAttempts(list));
   }
 
-  /** Claim what is due (up to the free slots) and start sending it; returns how many were started. */
+  /** Claim what is due (up to the free slots) and start sending it; returns how many were started (0 when it stalled). */
   tick(): Promise<number> {
     if (this.stopped) return Promise.resolve(0);
     // one tick at a time: the scheduler's dispatch tick and the post-sweep kick may meet
-    this.ticking ??= this.claimAndSend().finally(() => {
+    this.ticking ??= this.guardedTick().finally(() => {
       this.ticking = undefined;
     });
     return this.ticking;
   }
 
-  /** Refuse new ticks, then wait for the running tick and every send in flight; safe to call twice. */
+  private get stallMs(): number {
+    return this.settings.stallMs ?? this.settings.leaseMs / 2;
+  }
+
+  /** One claimAndSend, stopped waiting for once it stalls: the next tick claims again. */
+  private guardedTick(): Promise<number> {
+    const tick: TickState = { abandoned: false };
+    const running = this.claimAndSend(tick);
+    return bounded(running, this.stallMs, () => {
+      tick.abandoned = true;
+      this.stalled('dispatch tick stalled: its store call did not answer; abandoned, the next tick claims again');
+      running.catch((err: unknown) => this.log.warn({ err }, 'an abandoned dispatch tick failed'));
+      return 0;
+    });
+  }
+
+  private stalled(message: string, fields: Record<string, unknown> = {}): void {
+    this.metrics.loopErrors.inc({ loop: 'dispatch' });
+    this.log.error({ ...fields, stallMs: this.stallMs }, message);
+  }
+
+  /**
+   * Refuse new ticks, then wait for the running tick and every send in flight; safe to call twice.
+   * Bounded: the tick by stallMs, the sends by a lease and stallMs (every send was claimed before
+   * this call, so none may start a carrier request any more once that has passed).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.ticking?.catch(() => undefined);
-    await this.drain();
+    const { leaseMs } = this.settings;
+    await bounded(this.drain(), leaseMs + this.stallMs, () =>
+      this.stalled('stop: sends still waiting for the store are no longer waited for; their leases lapse', { sends: this.followUps.size }),
+    );
   }
 
-  private async claimAndSend(): Promise<number> {
+  private async claimAndSend(tick: TickState): Promise<number> {
     const { maxInFlight, leaseMs, pacing, yieldTo } = this.settings;
     const free = Math.min(maxInFlight - this.inFlight.size, pacing ? pacing.startableWithin(leaseMs / 2) : Number.POSITIVE_INFINITY);
     if (free <= 0) return 0;
@@ -137,11 +180,23 @@ export class Dispatcher {
     // read before the claim: the store's lease starts later than this, so the bound is safe
     const until = performance.now() + leaseMs - leaseMarginMs(leaseMs);
     const claimed = await this.store.claimDeliveries(free, leaseMs);
+    if (tick.abandoned && this.stopped) {
+      // stop() no longer waits for this tick, so the store may be closing: the leases lapse instead
+      if (claimed.length > 0)
+        this.log.warn({ claimed: claimed.length }, 'a stalled claim answered after stop(); its deliveries are left to lapse');
+      return 0;
+    }
     this.backlog = claimed.length === free;
     // stopped while claiming: what was just leased is sent anyway (the store is still open
     // until stop() resolves), so its lease does not have to lapse before a retry
     for (const d of claimed) {
-      const p = this.sendOne(d, until).finally(() => {
+      const sending = this.sendOne(d, until);
+      this.track(sending);
+      // no carrier request starts after `until`; what is left then is store steps, bounded by stallMs
+      const slot = bounded(sending, Math.max(0, until - performance.now()) + this.stallMs, () =>
+        this.stalled('delivery attempt stalled in the store; its slot is freed and its lease left to lapse', { delivery: d.key }),
+      );
+      const p = slot.finally(() => {
         this.inFlight.delete(p);
         this.refill();
       });
@@ -178,11 +233,12 @@ export class Dispatcher {
     });
   }
 
-  /** Wait for every send in flight and what they started (shutdown, tests). */
+  /** Wait for every send in flight and what they started (tests; stop() bounds it). */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0 || this.followUps.size > 0) await Promise.allSettled([...this.inFlight, ...this.followUps]);
   }
 
+  /** Work drain() waits for that holds no slot: a send (its slot is bounded apart), the inbox entry after it. */
   private track(p: Promise<void>): void {
     this.followUps.add(p);
     void p.finally(() => this.followUps.delete(p));
@@ -356,6 +412,20 @@ export class Dispatcher {
     if (!incident || OPEN_INCIDENT.includes(incident.status)) return;
     for (const d of await this.store.supersedePendingSos(sos.incidentId)) this.events.publish(deliveryEvent(d, maskPhone));
   }
+}
+
+/** Whether the tick that runs a claimAndSend was abandoned as stalled. */
+interface TickState {
+  abandoned: boolean;
+}
+
+/** `p`, or `onStall()`'s answer once `ms` pass without `p` settling (`p` goes on; its end is not waited for). */
+function bounded<T>(p: Promise<T>, ms: number, onStall: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const stall = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(onStall()), ms);
+  });
+  return Promise.race([p, stall]).finally(() => clearTimeout(timer));
 }
 
 /** A retry tells the carrier how the last attempt ended, so it can look before sending again. */
