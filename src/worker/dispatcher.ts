@@ -143,7 +143,9 @@ export class Dispatcher {
     const running = this.claimAndSend(tick);
     return bounded(running, this.stallMs, () => {
       tick.abandoned = true;
-      this.stalled('dispatch tick stalled: its store call did not answer; abandoned, the next tick claims again');
+      this.stalled(
+        'dispatch tick stalled: its claim (or the backlog check before it) did not answer; abandoned, the next tick claims again',
+      );
       running.catch((err: unknown) => this.log.warn({ err }, 'an abandoned dispatch tick failed'));
       return 0;
     });
