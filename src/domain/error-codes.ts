@@ -27,6 +27,10 @@ export const DOMAIN_ERRORS = {
   note_invalid: { kind: 'invalid', meaning: 'a moderator note that is empty, too long, or holds control, bidi or zero-width characters' },
   invalid_cursor: { kind: 'invalid', meaning: 'a `cursor` this API did not issue' },
   invalid_write_concern: { kind: 'invalid', meaning: 'start-up only: the MongoDB write concern is neither `majority` nor a number ≥ 1' },
+  invalid_operation_timeout: {
+    kind: 'invalid',
+    meaning: 'start-up only: the MongoDB operation bound is not above the write timeout (a write must hear `wtimeout` first)',
+  },
   // unauthorized, forbidden
   unauthorized: { kind: 'unauthorized', meaning: 'no bearer token, or one that is invalid, expired, without `exp` or living too long' },
   forbidden: { kind: 'forbidden', meaning: 'a moderator route (`role: "admin"`) called without the role' },
