@@ -13,6 +13,11 @@
  *
  *   dead | failed ──a moderator resends it (attempts reset)──► pending
  *
+ * A carrier receipt is about one message, so it moves a delivery only while that message is
+ * its current one (`providerMessageId`, set by the attempt that sent it): a resend moves the
+ * id to `earlierMessageIds`, and a receipt that arrives before its attempt is recorded is kept
+ * (at most EARLY_RECEIPT_KEEP_MS) and applied by the write that records it.
+ *
  * `superseded` is final: after "I'm safe" an SOS that has not gone out is not sent, and an
  * all-clear whose SOS never reached the contact is not sent either.
  */
@@ -40,7 +45,10 @@ export interface Delivery {
   nextAttemptAt: Date;
   leaseUntil?: Date;
   carrier?: string;
+  /** the carrier's id of the message the current attempts sent (receipts about it move this delivery) */
   providerMessageId?: string;
+  /** ids of messages sent before a moderator's resend, oldest first: their receipts move nothing */
+  earlierMessageIds?: string[];
   lastError?: string;
   /** an attempt ended without knowing whether the carrier took it (timeout, lapsed lease): the contact may have the text */
   maybeAccepted?: boolean;
@@ -105,6 +113,13 @@ export function receiptFrom(to: 'sent' | 'delivered' | 'failed'): DeliveryStatus
   return DELIVERY_STATUSES.filter((s) => RANK[s] < RANK[to] && s !== 'dead' && s !== 'failed' && s !== 'pending' && s !== 'superseded');
 }
 
+/**
+ * How long a receipt for a message no attempt has recorded yet is kept, waiting for that
+ * attempt's outcome to be written (it usually comes within seconds; a receipt for a message
+ * resent since, or never ours, just expires).
+ */
+export const EARLY_RECEIPT_KEEP_MS = 24 * 60 * 60 * 1000;
+
 /** States a delivery never leaves by sending (receipts aside). */
 export const FINAL_DELIVERY: readonly DeliveryStatus[] = ['sent', 'delivered', 'failed', 'dead', 'superseded'];
 
@@ -123,8 +138,8 @@ export function attemptMayHaveBeenAccepted(result: AttemptResult): boolean {
 /** Whether the contact may have received this SOS (sent, or an attempt whose outcome is unknown). */
 export function sosMayHaveReached(sos: Delivery): boolean {
   if (sos.status === 'sent' || sos.status === 'delivered' || sos.status === 'sending') return true;
-  // failed by a receipt (undelivered) after the carrier took it: treat as reached, the all-clear is harmless
-  return sos.providerMessageId !== undefined || sos.maybeAccepted === true;
+  // failed by a receipt (undelivered) after the carrier took it, now or before a resend: treat as reached, the all-clear is harmless
+  return sos.providerMessageId !== undefined || (sos.earlierMessageIds?.length ?? 0) > 0 || sos.maybeAccepted === true;
 }
 
 /**

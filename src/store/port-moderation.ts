@@ -24,7 +24,8 @@ export interface AuditPosition {
 export interface ModerationStore {
   /**
    * CAS dead | failed → pending, due now, attempts reset, `resends` + 1, never a delivery retention
-   * anonymised; records the audit line `resend:<key>:<resends>`. `null` when it was in no such state
+   * anonymised; its message id becomes an earlier one (`earlierMessageIds`: receipts about it no
+   * longer move the delivery, whose next attempt sends a new message); records the audit line `resend:<key>:<resends>`. `null` when it was in no such state
    * (a repeat of a resend that applied finds it pending or sending and writes that line again, idempotently).
    */
   resendDelivery(key: string, actor: string): Promise<Delivery | null>;

@@ -56,6 +56,18 @@ export interface NewDelivery {
   held?: string;
 }
 
+/** The status a carrier receipt reports, in domain words (sms/twilio-receipts.ts maps Twilio's). */
+export type ReceiptStatus = 'sent' | 'delivered' | 'failed';
+
+/** What a carrier receipt did (`applyReceipt`). */
+export type ReceiptOutcome =
+  /** moved the delivery whose current message it is about */
+  | { result: 'applied'; delivery: Delivery }
+  /** no delivery's current message is that one (yet): kept until an attempt is recorded with it, at most EARLY_RECEIPT_KEEP_MS */
+  | { result: 'kept' }
+  /** the delivery of that message is already there or further (a repeat, a late receipt): nothing changed */
+  | { result: 'stale' };
+
 export interface ChangedSince {
   /** only records whose updatedAt is strictly after this */
   since?: Date;
@@ -215,7 +227,11 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
    * claimed while the same contact's SOS of that incident is pending or sending: it never overtakes the SOS.
    */
   claimDeliveries(limit: number, leaseMs: number): Promise<Delivery[]>;
-  /** CAS sending(attempt) → outcome. `null` if the lease was lost to another dispatcher. */
+  /**
+   * CAS sending(attempt) → outcome. `null` if the lease was lost to another dispatcher. An outcome
+   * `sent` with a message id takes the receipt kept for that message (applyReceipt) in the same
+   * write (SQLite) or right after it (MongoDB): the delivery returned shows it.
+   */
   recordAttempt(key: string, attempt: number, outcome: DeliveryOutcome): Promise<Delivery | null>;
   /** CAS the incident's pending SOS and `moved` deliveries → superseded (never sent: the SOS is over); returns those it moved. */
   supersedePendingSos(incidentId: string): Promise<Delivery[]>;
@@ -227,8 +243,13 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
    * request could start, or the text waits for another one of its contact).
    */
   releaseClaim(key: string, attempt: number, dueAt: Date): Promise<Delivery | null>;
-  /** Move a delivery forward on a carrier receipt; `null` when it would move backwards or repeat. */
-  applyReceipt(providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Promise<Delivery | null>;
+  /**
+   * A carrier receipt about message `providerMessageId`: moves forward (CAS from one of `from`, the
+   * domain's receiptFrom) the delivery whose current message that is; never one whose attempt is
+   * another message (resent since, or re-claimed). Unknown message → kept for the attempt that
+   * records it; a repeat of a kept receipt keeps the furthest status. Idempotent.
+   */
+  applyReceipt(providerMessageId: string, to: ReceiptStatus, from: readonly DeliveryStatus[]): Promise<ReceiptOutcome>;
   /** SMS counted against the caps: deliveries created for `userId` since `since` that went or will go to a carrier (not those superseded unsent). */
   countDeliveriesSince(userId: string, since: Date): Promise<number>;
   /** Oldest due pending delivery and the number of dead letters. */

@@ -389,8 +389,9 @@ export class Dispatcher {
       );
       this.events.publish(deliveryEvent(recorded, maskPhone));
       if (recorded.kind === 'sos' && recorded.status === 'pending') await this.endAfterFalseAlarm(recorded);
-      // the inbox entry does not hold the send slot: the next text need not wait for it (drain() does)
-      if (recorded.kind === 'sos' && recorded.status === 'sent') this.track(this.sosSent(recorded));
+      // the inbox entry does not hold the send slot: the next text need not wait for it (drain() does);
+      // `o`, not `recorded`: a receipt that came before the outcome may already have moved it on (delivered)
+      if (recorded.kind === 'sos' && o.status === 'sent') this.track(this.sosSent(recorded));
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
       this.metrics.loopErrors.inc({ loop: 'dispatch' });

@@ -4,8 +4,9 @@
  * Arguments and results are structured-clonable: they cross a worker boundary.
  */
 import { randomUUID } from 'node:crypto';
+import { receiptFrom } from '../../src/domain/delivery.js';
 import type { Timer } from '../../src/domain/timer.js';
-import type { ArmResult, IdempotencyClaim, NewTimer, Store } from '../../src/store/port.js';
+import type { ArmResult, IdempotencyClaim, NewTimer, ReceiptOutcome, ReceiptStatus, Store } from '../../src/store/port.js';
 
 export interface Claim {
   timerId: string;
@@ -81,6 +82,9 @@ export const raceSteps = {
   /** one warning claim; answers the ids of the timers it warned */
   claimWarnings: async (store: Store, a: { limit: number; beforeMs: number }): Promise<string[]> =>
     (await store.claimWarnings(a.limit, { beforeMs: a.beforeMs, graceMs: 0 })).map((w) => w.timer.id),
+  /** a carrier receipt for message `pid`; answers what it did (applied, kept, stale) */
+  applyReceipt: async (store: Store, a: { pid: string; to: ReceiptStatus }): Promise<ReceiptOutcome['result']> =>
+    (await store.applyReceipt(a.pid, a.to, receiptFrom(a.to))).result,
   /** a dispatcher's claim; answers the keys it leased */
   claimDeliveries: async (store: Store, a: { limit: number; leaseMs: number }): Promise<string[]> =>
     (await store.claimDeliveries(a.limit, a.leaseMs)).map((d) => d.key),

@@ -130,24 +130,25 @@ export function deliveryCases(ctx: ContractContext): void {
       expect(await store.claimDeliveries(10, LEASE)).toEqual([]);
     });
 
-    it('receipts move forward only: sent → delivered; a late sent and a duplicate delivered → null', async () => {
+    it('receipts move forward only: sent → delivered; a late sent and a duplicate delivered → stale', async () => {
       const store = ctx.store();
       const { sent, providerMessageId } = await sentDelivery(store);
       const delivered = await store.applyReceipt(providerMessageId, 'delivered', receiptFrom('delivered'));
-      expect(delivered).toMatchObject({ key: sent.key, status: 'delivered' });
-      expect(await store.applyReceipt(providerMessageId, 'sent', receiptFrom('sent'))).toBeNull();
-      expect(await store.applyReceipt(providerMessageId, 'delivered', receiptFrom('delivered'))).toBeNull();
-      expect(await store.applyReceipt(providerMessageId, 'failed', receiptFrom('failed'))).toBeNull();
+      expect(delivered).toMatchObject({ result: 'applied', delivery: { key: sent.key, status: 'delivered' } });
+      expect(await store.applyReceipt(providerMessageId, 'sent', receiptFrom('sent'))).toEqual({ result: 'stale' });
+      expect(await store.applyReceipt(providerMessageId, 'delivered', receiptFrom('delivered'))).toEqual({ result: 'stale' });
+      expect(await store.applyReceipt(providerMessageId, 'failed', receiptFrom('failed'))).toEqual({ result: 'stale' });
       expect((await store.getDelivery(sent.key))?.status).toBe('delivered');
-      expect(await store.applyReceipt('SM-unknown', 'delivered', receiptFrom('delivered'))).toBeNull();
+      // a message no attempt recorded changes no delivery (it is kept for one: ./store-contract-receipts.ts)
+      expect(await store.applyReceipt('SM-unknown', 'delivered', receiptFrom('delivered'))).toEqual({ result: 'kept' });
     });
 
     it('an undelivered receipt moves sent → failed', async () => {
       const store = ctx.store();
       const { sent, providerMessageId } = await sentDelivery(store);
       expect(await store.applyReceipt(providerMessageId, 'failed', receiptFrom('failed'))).toMatchObject({
-        key: sent.key,
-        status: 'failed',
+        result: 'applied',
+        delivery: { key: sent.key, status: 'failed' },
       });
     });
 

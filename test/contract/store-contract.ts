@@ -23,6 +23,7 @@ import { locationCases } from './store-contract-location.js';
 import { moderationCases } from './store-contract-moderation.js';
 import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
+import { receiptCases } from './store-contract-receipts.js';
 import { safetyCases } from './store-contract-safety.js';
 import { timerCases } from './store-contract-timers.js';
 import { traceCases } from './store-contract-trace.js';
@@ -85,6 +86,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     timerCases(ctx);
     incidentCases(ctx);
     deliveryCases(ctx);
+    receiptCases(ctx);
     outboxCases(ctx);
     raceCases(ctx);
     commandCases(ctx);

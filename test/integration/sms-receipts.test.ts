@@ -17,7 +17,7 @@ import { createApp } from '../../src/http/app.js';
 import { receiptRoutes } from '../../src/http/routes/receipts.js';
 import type { EventPublisher, VigilEvent } from '../../src/realtime/events.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
-import { startTestVigil, type TestVigil } from '../helpers/vigil.js';
+import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
 import { armWithContacts, dispatchRound, expireAndSweep, incidentOf, twilioEnv, type DeliveryView } from './sms-support.js';
 
 /** what Twilio is told; the receipts app itself listens on a loopback port (a proxy in between) */
@@ -162,7 +162,10 @@ describe('Twilio delivery receipts', () => {
 
   it('a receipt for a message we never sent is acknowledged and changes nothing; a signed form without MessageSid is 400', async () => {
     const p = { ...form(first, 'delivered'), MessageSid: 'SM00000000000000000000000000000000' };
-    expect(await signed(p)).toEqual({ status: 200, body: { result: 'stale' } });
+    // kept in case an attempt records that message later (below); it moves no delivery
+    expect(await signed(p)).toEqual({ status: 200, body: { result: 'kept' } });
+    expect(await statusOf(first)).toBe('delivered');
+    expect(events).toHaveLength(0);
     const { MessageSid: _drop, ...noSid } = form(first, 'delivered');
     expect((await signed(noSid)).status).toBe(400);
   });
@@ -202,5 +205,79 @@ describe('Twilio delivery receipts', () => {
     } finally {
       await new Promise<void>((r) => s.close(() => r()));
     }
+  });
+});
+
+describe('Twilio delivery receipts and the attempt they are about', () => {
+  /** the form Twilio posts about message `sid` to `to` */
+  const about = (sid: string, to: string, status: string): Record<string, string> => ({
+    AccountSid: tw.accountSid,
+    ApiVersion: '2010-04-01',
+    From: '+15005550006',
+    MessageSid: sid,
+    MessageStatus: status,
+    SmsSid: sid,
+    SmsStatus: status,
+    To: to,
+  });
+  const messagesTo = (phone: string) => tw.accepted.filter((m) => m.to === phone);
+
+  /** a dispatch round whose Twilio answers come `ms` late: it runs on while the caller posts receipts */
+  function slowRound(ms: number): Promise<void> {
+    tw.slow(ms);
+    return v.vigil.dispatcher
+      .tick()
+      .then(() => v.vigil.dispatcher.drain())
+      .finally(() => tw.slow(0));
+  }
+
+  it('a receipt that arrives before its message’s outcome is recorded is kept, then applied with the outcome', async () => {
+    const phone = '+14155550311';
+    const a = await armWithContacts(v, 'sam', [phone], { durationSeconds: 1 }, 'Sam');
+    await expireAndSweep(v, a.expiresAt);
+    const round = slowRound(500);
+    // Twilio took the message and reports it delivered; its answer to our create has not come back yet
+    const [msg] = await eventually(async () => (messagesTo(phone).length > 0 ? messagesTo(phone) : undefined), 'the SOS accepted');
+    const [d] = (await incidentOf(v, a.timerId)).deliveries as [DeliveryView];
+    expect(d.status).toBe('sending');
+    expect(await signed(about(msg!.sid, phone, 'delivered'))).toEqual({ status: 200, body: { result: 'kept' } });
+    await round;
+    expect(await v.vigil.store.getDelivery(d.key)).toMatchObject({ status: 'delivered', providerMessageId: msg!.sid });
+    expect(await signed(about(msg!.sid, phone, 'delivered'))).toEqual({ status: 200, body: { result: 'stale' } });
+    // delivered already when its outcome was written: still an SOS text sent, so the person is told
+    const inbox = (await v.api(a.token, 'GET', '/v1/me/notifications')).body.notifications as { kind: string }[];
+    expect(inbox).toMatchObject([{ kind: 'contacts_texted', incidentId: d.incidentId }]);
+  });
+
+  it('after a moderator’s resend, a late receipt for the first message does not move the resent text; its own receipt does', async () => {
+    const phone = '+14155550312';
+    const admin = v.token('moderator', { admin: true });
+    const a = await armWithContacts(v, 'tess', [phone], { durationSeconds: 1 }, 'Tess');
+    await expireAndSweep(v, a.expiresAt);
+    await dispatchRound(v);
+    const [d] = (await incidentOf(v, a.timerId)).deliveries as [DeliveryView];
+    const [first] = messagesTo(phone);
+    expect(await signed(about(first!.sid, phone, 'undelivered'))).toEqual({ status: 200, body: { result: 'applied' } });
+    expect(await statusOf(d)).toBe('failed');
+
+    const resent = await v.api(admin, 'POST', `/v1/admin/deliveries/${encodeURIComponent(d.key)}/resend`);
+    expect(resent.body.delivery).toMatchObject({ status: 'pending', resends: 1 });
+    const round = slowRound(500);
+    await eventually(async () => messagesTo(phone).length === 2, 'the resent SOS accepted');
+    expect(await statusOf(d)).toBe('sending');
+    // Twilio's late word on the first message, while the resend is with the carrier
+    const late = await signed(about(first!.sid, phone, 'delivered'));
+    expect(late.status).toBe(200);
+    expect(late.body.result).not.toBe('applied');
+    await round;
+    const second = messagesTo(phone)[1]!;
+    expect(await v.vigil.store.getDelivery(d.key)).toMatchObject({
+      status: 'sent',
+      attempts: 1,
+      providerMessageId: second.sid,
+      earlierMessageIds: [first!.sid],
+    });
+    expect(await signed(about(second.sid, phone, 'delivered'))).toEqual({ status: 200, body: { result: 'applied' } });
+    expect(await statusOf(d)).toBe('delivered');
   });
 });

@@ -3,19 +3,22 @@
  * Mounted before the API's JSON parser and bearer auth (Twilio sends neither), so it
  * parses its own urlencoded body; an unsigned receipt is 403 (../../sms/twilio-receipts.ts).
  *
- * Statuses move only forward (receiptFrom): a late, duplicate or unknown receipt changes
- * nothing and is still answered 200, so Twilio does not retry it. Nothing here logs a
- * body, a number or the signature.
+ * A receipt moves only the delivery whose current message it is about, and only forward
+ * (receiptFrom): a late or duplicate receipt changes nothing. One about a message no attempt
+ * has recorded (its outcome is still being written; or resent or re-claimed since) is kept by
+ * the store and applied when that attempt is recorded. Every case is answered 200, so Twilio
+ * does not retry it. Nothing here logs a body, a number or the signature.
  */
 import express, { Router } from 'express';
 import { receiptFrom } from '../../domain/delivery.js';
 import { maskPhone } from '../../domain/messages.js';
 import { deliveryEvent, type EventPublisher } from '../../realtime/events.js';
 import { parseTwilioReceipt, twilioFormParams, validTwilioSignature } from '../../sms/twilio-receipts.js';
-import type { Store } from '../../store/port.js';
+import type { ReceiptOutcome, Store } from '../../store/port.js';
 import { sendError } from '../errors.js';
 
-export type ReceiptResult = 'applied' | 'stale' | 'ignored';
+/** `applied`, `kept`, `stale`: what the store did (ReceiptOutcome); `ignored`: an intermediate status, not recorded */
+export type ReceiptResult = ReceiptOutcome['result'] | 'ignored';
 
 export interface ReceiptDeps {
   store: Pick<Store, 'applyReceipt'>;
@@ -58,13 +61,20 @@ export function receiptRoutes(d: ReceiptDeps): Router {
     }
     let result: ReceiptResult = 'ignored';
     if (receipt.to !== undefined) {
-      const moved = await d.store.applyReceipt(receipt.sid, receipt.to, receiptFrom(receipt.to));
-      result = moved ? 'applied' : 'stale';
-      if (moved) {
+      const out = await d.store.applyReceipt(receipt.sid, receipt.to, receiptFrom(receipt.to));
+      result = out.result;
+      if (out.result === 'applied') {
+        const moved = out.delivery;
         d.events.publish(deliveryEvent(moved, maskPhone));
         d.log.info(
           { delivery: moved.key, incident: moved.incidentId, carrier: 'twilio', status: moved.status, errorCode: receipt.errorCode },
           'delivery receipt applied',
+        );
+      } else if (out.result === 'kept') {
+        // the message id is the carrier's, not personal: it ties this line to the attempt that records it, if one does
+        d.log.info(
+          { message: receipt.sid, carrier: 'twilio', status: receipt.to, errorCode: receipt.errorCode },
+          'delivery receipt kept: no attempt has recorded its message (yet)',
         );
       }
     }

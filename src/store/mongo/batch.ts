@@ -11,6 +11,7 @@ import { deliveryKey, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { toContact, toDelivery, toIncident } from './docs.js';
+import { applyEarlyReceipts } from './deliveries.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
 import { joinIncident, timerIncidentDoc } from './incidents.js';
@@ -193,7 +194,8 @@ export async function recordAttempts(ctx: Ctx, list: AttemptRecord[]): Promise<(
     .find({ _id: { $in: list.map((l) => l.key) }, lastOp: op })
     .lean<DeliveryDoc[]>()
     .exec();
-  const byKey = new Map(docs.map((d) => [d._id, d]));
+  const early = await applyEarlyReceipts(ctx, docs, now);
+  const byKey = new Map(docs.map((d) => [d._id, early.get(d._id) ?? d]));
   return list.map((l) => {
     const d = byKey.get(l.key);
     return d ? toDelivery(d) : null;

@@ -1,11 +1,11 @@
-/** Delivery queries of the MongoDB store: insert-once, lease, attempt, receipt, backlog. */
-import { deliveryKey, type Delivery, type DeliveryStatus } from '../../domain/delivery.js';
+/** Delivery queries of the MongoDB store: insert-once, lease, attempt, receipts (early ones kept), backlog. */
+import { deliveryKey, EARLY_RECEIPT_KEEP_MS, receiptFrom, type Delivery, type DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
-import type { DeliveryOutcome, NewDelivery } from '../port.js';
+import type { DeliveryOutcome, NewDelivery, ReceiptOutcome, ReceiptStatus } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
-import type { DeliveryDoc } from './schemas.js';
+import type { DeliveryDoc, EarlyReceiptDoc } from './schemas.js';
 import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
@@ -121,6 +121,28 @@ export async function claimDeliveries(ctx: Ctx, limit: number, leaseMs: number):
   return mine.map(toDelivery);
 }
 
+/**
+ * The early receipts of messages just recorded as sent (./batch.ts too): each applied to its
+ * delivery (forward only, so applying one twice changes nothing) and removed. What they moved,
+ * by delivery key. Right after the outcome's write, not in it (no transactions here): a receipt
+ * kept meanwhile is applied by applyReceipt's second look instead.
+ */
+export async function applyEarlyReceipts(ctx: Ctx, recorded: readonly DeliveryDoc[], now: Date): Promise<Map<string, DeliveryDoc>> {
+  const moved = new Map<string, DeliveryDoc>();
+  const sids = recorded.flatMap((d) => (d.status === 'sent' && d.providerMessageId !== undefined ? [d.providerMessageId] : []));
+  if (sids.length === 0) return moved;
+  const early = await ctx.m.earlyReceipts
+    .find({ _id: { $in: sids }, receivedAt: { $gt: new Date(now.getTime() - EARLY_RECEIPT_KEEP_MS) } })
+    .lean<EarlyReceiptDoc[]>()
+    .exec();
+  for (const r of early) {
+    const d = await moveByReceipt(ctx, r._id, r.status, receiptFrom(r.status), now);
+    if (d) moved.set(d._id, d);
+    await dropEarly(ctx, r);
+  }
+  return moved;
+}
+
 /** CAS sending(attempt) → outcome; a lapsed and re-claimed lease has another attempt number. */
 export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: DeliveryOutcome): Promise<Delivery | null> {
   const now = await ctx.now();
@@ -135,7 +157,8 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
     filter: { _id: key, status: 'sending', attempts: attempt },
     update: (op) => ({ $set: { ...set, lastOp: op }, $unset: unset }),
   });
-  return d ? toDelivery(d) : null;
+  if (!d) return null;
+  return toDelivery((await applyEarlyReceipts(ctx, [d], now)).get(d._id) ?? d);
 }
 
 /** pending SOS and moved follow-ups → superseded, in one updateMany tagged with a token; what carries the token is what moved. */
@@ -190,22 +213,67 @@ export async function supersedeClaimed(ctx: Ctx, key: string, attempt: number, r
   return d ? toDelivery(d) : null;
 }
 
-/** Forward-only receipt: CAS from one of `from` (computed by the domain) to `to`. */
-export async function applyReceipt(
-  ctx: Ctx,
-  providerMessageId: string,
-  to: 'sent' | 'delivered' | 'failed',
-  from: readonly DeliveryStatus[],
-): Promise<Delivery | null> {
-  if (from.length === 0) return null;
-  const now = await ctx.now();
-  const d = await casOne(ctx, ctx.m.deliveries, {
-    filter: { providerMessageId, status: { $in: [...from] } },
+/** Forward-only receipt: CAS of the delivery whose current message is `pid`, from one of `from` (computed by the domain) to `to`. */
+function moveByReceipt(ctx: Ctx, pid: string, to: ReceiptStatus, from: readonly DeliveryStatus[], now: Date): Promise<DeliveryDoc | null> {
+  if (from.length === 0) return Promise.resolve(null);
+  return casOne(ctx, ctx.m.deliveries, {
+    filter: { providerMessageId: pid, status: { $in: [...from] } },
     update: (op) => ({ $set: { status: to, updatedAt: now, lastOp: op } }),
     // no id to find it by: our write is the one carrying our token
-    reread: (op) => ({ providerMessageId, lastOp: op }),
+    reread: (op) => ({ providerMessageId: pid, lastOp: op }),
   });
-  return d ? toDelivery(d) : null;
+}
+
+const isReceiptStatus = (s: DeliveryStatus): s is ReceiptStatus => s === 'sent' || s === 'delivered' || s === 'failed';
+
+/** A receipt for a message no attempt has recorded: upserted; over one already kept only if it goes further (`from`). */
+async function keepEarly(ctx: Ctx, pid: string, to: ReceiptStatus, from: readonly DeliveryStatus[], now: Date): Promise<void> {
+  try {
+    await ctx.m.earlyReceipts
+      .updateOne(
+        { _id: pid, status: { $in: from.filter(isReceiptStatus) } },
+        { $set: { status: to, receivedAt: now } },
+        { upsert: true, writeConcern: ctx.wc },
+      )
+      .exec();
+  } catch (err) {
+    if (isWriteConcernError(err)) throw unknownOutcome(err); // Twilio is answered 5xx and posts it again
+    if (!isDuplicateKey(err)) throw err; // kept already, as far or further
+  }
+  // FerretDB v1 has no TTL index: what waited longer than any attempt could is removed here
+  await ctx.m.earlyReceipts
+    .deleteMany({ receivedAt: { $lte: new Date(now.getTime() - EARLY_RECEIPT_KEEP_MS) } }, { writeConcern: ctx.wc })
+    .exec();
+}
+
+/** Remove an early receipt once applied (only as it was read: a further one kept meanwhile stays for its own look). */
+async function dropEarly(ctx: Ctx, r: EarlyReceiptDoc): Promise<void> {
+  await ctx.m.earlyReceipts
+    .deleteOne({ _id: r._id, status: r.status }, { writeConcern: ctx.wc })
+    .exec()
+    // a leftover is harmless: applying it again changes nothing, and it expires
+    .catch(() => undefined);
+}
+
+/**
+ * A receipt moves the delivery whose current message it is about, else it is kept for the attempt
+ * that records that message. Kept, then looked for again: an attempt recorded between the first
+ * look and the keep may have looked for early receipts before this one was there.
+ */
+export async function applyReceipt(ctx: Ctx, pid: string, to: ReceiptStatus, from: readonly DeliveryStatus[]): Promise<ReceiptOutcome> {
+  const now = await ctx.now();
+  const moved = await moveByReceipt(ctx, pid, to, from, now);
+  if (moved) return { result: 'applied', delivery: toDelivery(moved) };
+  if (await ctx.m.deliveries.exists({ providerMessageId: pid }).exec()) {
+    // its outcome may have been recorded just after our first look: look again now that it is there
+    const now2 = await moveByReceipt(ctx, pid, to, from, now);
+    return now2 ? { result: 'applied', delivery: toDelivery(now2) } : { result: 'stale' };
+  }
+  await keepEarly(ctx, pid, to, from, now);
+  const late = await moveByReceipt(ctx, pid, to, from, now);
+  if (!late) return { result: 'kept' };
+  await dropEarly(ctx, { _id: pid, status: to, receivedAt: now });
+  return { result: 'applied', delivery: toDelivery(late) };
 }
 
 export function countDeliveriesSince(ctx: Ctx, userId: string, since: Date): Promise<number> {

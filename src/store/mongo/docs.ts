@@ -77,6 +77,7 @@ export function toDelivery(d: DeliveryDoc): Delivery {
     leaseUntil: d.leaseUntil,
     carrier: d.carrier,
     providerMessageId: d.providerMessageId,
+    earlierMessageIds: d.earlierMessageIds && d.earlierMessageIds.length > 0 ? [...d.earlierMessageIds] : undefined,
     lastError: d.lastError,
     maybeAccepted: d.maybeAccepted === true ? true : undefined,
     createdAt: d.createdAt,

@@ -48,14 +48,27 @@ async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
 
 const ON_ITS_WAY: DeliveryStatus[] = ['pending', 'sending'];
 
+/**
+ * The message sent before the resend becomes an earlier one (receipts about it no longer move the
+ * delivery). Which message that is, is read first and made part of the CAS's condition (a field
+ * cannot be moved into an array by a plain update), so the CAS still applies only to what was read.
+ */
 export async function resendDelivery(ctx: Ctx, key: string, actor: string): Promise<Delivery | null> {
   const now = await ctx.now();
+  const seen = await ctx.m.deliveries.findById(key, { providerMessageId: 1 }).lean<Pick<DeliveryDoc, 'providerMessageId'>>().exec();
+  const pid = seen?.providerMessageId;
   const d = await casOne(ctx, ctx.m.deliveries, {
-    filter: { _id: key, status: { $in: ['dead', 'failed'] }, redactedAt: { $exists: false } },
+    filter: {
+      _id: key,
+      status: { $in: ['dead', 'failed'] },
+      redactedAt: { $exists: false },
+      providerMessageId: pid === undefined ? { $exists: false } : pid,
+    },
     update: (op) => ({
       $set: { status: 'pending', attempts: 0, nextAttemptAt: now, updatedAt: now, lastOp: op, moderatedBy: actor },
       $inc: { resends: 1 },
-      $unset: { leaseUntil: 1, claimToken: 1 },
+      $unset: { leaseUntil: 1, claimToken: 1, ...(pid === undefined ? {} : { providerMessageId: 1 }) },
+      ...(pid === undefined ? {} : { $push: { earlierMessageIds: pid } }),
     }),
   });
   const cur = d ?? (await ctx.m.deliveries.findById(key).lean<DeliveryDoc>().exec());

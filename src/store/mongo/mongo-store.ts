@@ -297,7 +297,7 @@ export class MongoStore implements Store {
       m.fixes.createIndexes(),
     ]);
     await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
-    await Promise.all([m.audit.createIndexes(), m.notes.createIndexes()]);
+    await Promise.all([m.audit.createIndexes(), m.notes.createIndexes(), m.earlyReceipts.createIndexes()]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

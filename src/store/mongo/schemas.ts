@@ -74,6 +74,18 @@ export type DeliveryDoc = Omit<Delivery, 'key'> & {
   lastOp?: string;
 };
 
+/**
+ * A carrier receipt for a message no delivery has recorded yet (`_id` = the carrier's message
+ * id): kept until an attempt is recorded with that id, then applied and removed; one older
+ * than EARLY_RECEIPT_KEEP_MS is ignored and removed when another one is kept (FerretDB v1 has
+ * no TTL indexes). No number, no text.
+ */
+export interface EarlyReceiptDoc {
+  _id: string;
+  status: 'sent' | 'delivered' | 'failed';
+  receivedAt: Date;
+}
+
 /** One document per person: replacing the list is a single-document (atomic) write. */
 export interface ContactsDoc {
   /** the user id */
@@ -92,6 +104,7 @@ export interface Models extends ModerationModels {
   timers: Model<TimerDoc>;
   incidents: Model<IncidentDoc>;
   deliveries: Model<DeliveryDoc>;
+  earlyReceipts: Model<EarlyReceiptDoc>;
   contacts: Model<ContactsDoc>;
   fixes: Model<FixDoc>;
 }
@@ -220,6 +233,7 @@ function deliverySchema(): Schema<DeliveryDoc> {
       leaseUntil: Date,
       carrier: String,
       providerMessageId: String,
+      earlierMessageIds: { type: [String], default: undefined },
       lastError: String,
       maybeAccepted: Boolean,
       createdAt: { type: Date, required: true },
@@ -240,6 +254,20 @@ function deliverySchema(): Schema<DeliveryDoc> {
   s.index({ status: 1, leaseUntil: 1 }, { name: 'lapsed_lease' });
   s.index({ providerMessageId: 1 }, { name: 'provider_message', sparse: true });
   s.index({ userId: 1, createdAt: 1 }, { name: 'user_created' });
+  return s;
+}
+
+function earlyReceiptSchema(): Schema<EarlyReceiptDoc> {
+  const s = new Schema<EarlyReceiptDoc>(
+    {
+      _id: { type: String, required: true },
+      status: { type: String, enum: ['sent', 'delivered', 'failed'], required: true },
+      receivedAt: { type: Date, required: true },
+    },
+    { ...OPTIONS, collection: 'early_receipts' },
+  );
+  // expiry, oldest first (a plain index: FerretDB v1 refuses expireAfterSeconds)
+  s.index({ receivedAt: 1 }, { name: 'received' });
   return s;
 }
 
@@ -289,6 +317,7 @@ export function makeModels(conn: Connection): Models {
     timers: conn.model<TimerDoc>('Timer', timerSchema()),
     incidents: conn.model<IncidentDoc>('Incident', incidentSchema()),
     deliveries: conn.model<DeliveryDoc>('Delivery', deliverySchema()),
+    earlyReceipts: conn.model<EarlyReceiptDoc>('EarlyReceipt', earlyReceiptSchema()),
     contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
     fixes: conn.model<FixDoc>('LocationFix', fixSchema(OPTIONS)),
     ...makeModerationModels(conn),

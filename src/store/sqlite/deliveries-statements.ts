@@ -54,9 +54,20 @@ export const DELIVERIES_SQL = Object.freeze({
   deliveryReleaseClaim: `UPDATE deliveries SET status = 'pending', attempts = attempts - 1, lease_until = NULL,
       next_attempt_at = @due, updated_at = @now
     WHERE key = @key AND status = 'sending' AND attempts = @attempt RETURNING *`,
+  // ── receipts: one moves only the delivery whose current message it is about (a resend clears it)
   // @from: JSON array of the allowed current statuses
   deliveryApplyReceipt: `UPDATE deliveries SET status = @to, updated_at = @now
     WHERE provider_message_id = @pid AND status IN (SELECT value FROM json_each(@from)) RETURNING *`,
+  deliveryByMessage: 'SELECT key FROM deliveries WHERE provider_message_id = ?',
+  // a receipt no attempt has recorded yet; a repeat keeps the furthest status (@from: what @to may replace)
+  earlyReceiptKeep: `INSERT INTO early_receipts (message_id, status, received_at) VALUES (@pid, @to, @now)
+    ON CONFLICT (message_id) DO UPDATE SET status = excluded.status, received_at = excluded.received_at
+      WHERE early_receipts.status IN (SELECT value FROM json_each(@from))`,
+  earlyReceiptOf: 'SELECT status FROM early_receipts WHERE message_id = @pid AND received_at > @before',
+  earlyReceiptDrop: 'DELETE FROM early_receipts WHERE message_id = ?',
+  // bounded: each receipt kept removes at most @limit expired ones (SQLite has no TTL)
+  earlyReceiptsExpire: `DELETE FROM early_receipts WHERE message_id IN (
+    SELECT message_id FROM early_receipts WHERE received_at <= @before ORDER BY received_at LIMIT @limit)`,
   // texts that went or will go to a carrier: one superseded before any attempt (never sent) does not count
   deliveriesCountSince:
     "SELECT COUNT(*) AS n FROM deliveries WHERE user_id = ? AND created_at > ? AND (status <> 'superseded' OR attempts > 0)",

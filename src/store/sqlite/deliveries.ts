@@ -3,10 +3,10 @@
  * (incident, contact, kind), leased by the dispatcher, its outcome recorded with a CAS on
  * (key, status = 'sending', attempts).
  */
-import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
+import { EARLY_RECEIPT_KEEP_MS, receiptFrom, type Delivery, type DeliveryStatus } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
-import type { DeliveryOutcome, NewDelivery } from '../port.js';
+import type { DeliveryOutcome, NewDelivery, ReceiptOutcome, ReceiptStatus } from '../port.js';
 import { read, write, type Ctx } from './ctx.js';
 import { attemptParams, deliveryInsertParams, toDelivery, type DeliveryRow } from './rows.js';
 
@@ -17,9 +17,20 @@ export function insertDeliveryRow(c: Ctx, incident: Pick<Incident, 'id' | 'userI
   c.st.deliveryInsert.run(deliveryInsertParams(incident, d, now));
 }
 
-/** The outcome of one attempt, CAS on the attempt the claim counted (also the group commit's: ./batch.ts). */
+/**
+ * The outcome of one attempt, CAS on the attempt the claim counted (also the group commit's:
+ * ./batch.ts). A message the carrier took may have had its receipt already: applied here, in
+ * the same transaction, so a receipt and the outcome racing each other end the same either way.
+ */
 export function recordAttemptRow(c: Ctx, key: string, attempt: number, o: DeliveryOutcome, now: number): Delivery | null {
-  return deliveryOrNull(c.st.deliveryRecordAttempt.get(attemptParams(key, attempt, o, now)));
+  const recorded = deliveryOrNull(c.st.deliveryRecordAttempt.get(attemptParams(key, attempt, o, now)));
+  if (!recorded || o.status !== 'sent' || o.providerMessageId === undefined) return recorded;
+  const pid = o.providerMessageId;
+  const early = c.st.earlyReceiptOf.get({ pid, before: now - EARLY_RECEIPT_KEEP_MS }) as { status: ReceiptStatus } | undefined;
+  if (!early) return recorded;
+  c.st.earlyReceiptDrop.run(pid);
+  const from = JSON.stringify(receiptFrom(early.status));
+  return deliveryOrNull(c.st.deliveryApplyReceipt.get({ pid, to: early.status, from, now })) ?? recorded;
 }
 
 export const addDeliveries = write((c, incident: Incident, list: NewDelivery[]): Delivery[] => {
@@ -50,7 +61,7 @@ export const claimDeliveries = write((c, limit: number, leaseMs: number): Delive
 );
 
 export const recordAttempt = write((c, key: string, attempt: number, o: DeliveryOutcome): Delivery | null =>
-  recordAttemptRow(c, key, attempt, o, c.clock()),
+  c.db.transaction(() => recordAttemptRow(c, key, attempt, o, c.clock())).immediate(),
 );
 
 export const supersedePendingSos = write((c, incidentId: string): Delivery[] =>
@@ -65,12 +76,23 @@ export const releaseClaim = write((c, key: string, attempt: number, dueAt: Date)
   deliveryOrNull(c.st.deliveryReleaseClaim.get({ key, attempt, due: dueAt.getTime(), now: c.clock() })),
 );
 
-export const applyReceipt = write(
-  (c, providerMessageId: string, to: 'sent' | 'delivered' | 'failed', from: readonly DeliveryStatus[]): Delivery | null => {
-    if (from.length === 0) return null;
-    return deliveryOrNull(c.st.deliveryApplyReceipt.get({ pid: providerMessageId, to, from: JSON.stringify(from), now: c.clock() }));
-  },
-);
+/** Most expired early receipts removed each time one is kept. */
+const EXPIRE_BATCH = 100;
+
+export const applyReceipt = write((c, pid: string, to: ReceiptStatus, from: readonly DeliveryStatus[]): ReceiptOutcome => {
+  const run = c.db.transaction((): ReceiptOutcome => {
+    const now = c.clock();
+    const params = { pid, to, from: JSON.stringify(from), now };
+    const moved = from.length === 0 ? null : deliveryOrNull(c.st.deliveryApplyReceipt.get(params));
+    if (moved) return { result: 'applied', delivery: moved };
+    if (c.st.deliveryByMessage.get(pid)) return { result: 'stale' };
+    // no attempt has recorded this message (yet): its outcome is being written, or it was resent or re-claimed since
+    c.st.earlyReceiptKeep.run(params);
+    c.st.earlyReceiptsExpire.run({ before: now - EARLY_RECEIPT_KEEP_MS, limit: EXPIRE_BATCH });
+    return { result: 'kept' };
+  });
+  return run.immediate();
+});
 
 export const countDeliveriesSince = read(
   (c, userId: string, since: Date): number => (c.st.deliveriesCountSince.get(userId, since.getTime()) as { n: number }).n,

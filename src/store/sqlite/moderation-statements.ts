@@ -9,9 +9,12 @@ const INCIDENT_EXPIRED = `i.status IN ('resolved','false_alarm') AND i.resolved_
 
 export const MODERATION_SQL = Object.freeze({
   // ── moderator actions ─────────────────────────────────────────────────────────
-  // an SOS of a false alarm is never resent (the service refuses first; this keeps the CAS honest)
+  // an SOS of a false alarm is never resent (the service refuses first; this keeps the CAS honest); the message
+  // sent before becomes an earlier one, so its late receipts cannot move the new attempt (SET reads the old row)
   deliveryResend: `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = @now, lease_until = NULL,
-      resends = resends + 1, updated_at = @now
+      resends = resends + 1, updated_at = @now, provider_message_id = NULL,
+      earlier_message_ids = CASE WHEN provider_message_id IS NULL THEN earlier_message_ids
+        ELSE json_insert(COALESCE(earlier_message_ids, '[]'), '$[#]', provider_message_id) END
     WHERE key = @key AND status IN ('dead','failed') AND redacted_at IS NULL
       AND NOT (kind = 'sos' AND EXISTS (SELECT 1 FROM incidents AS i WHERE i.id = deliveries.incident_id AND i.status = 'false_alarm'))
     RETURNING *`,

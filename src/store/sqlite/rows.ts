@@ -78,6 +78,8 @@ export interface DeliveryRow {
   lease_until: number | null;
   carrier: string | null;
   provider_message_id: string | null;
+  /** JSON array of the message ids before a resend */
+  earlier_message_ids: string | null;
   last_error: string | null;
   created_at: number;
   updated_at: number;
@@ -168,6 +170,7 @@ export function toDelivery(r: DeliveryRow): Delivery {
     leaseUntil: date(r.lease_until),
     carrier: opt(r.carrier),
     providerMessageId: opt(r.provider_message_id),
+    earlierMessageIds: r.earlier_message_ids === null ? undefined : (JSON.parse(r.earlier_message_ids) as string[]),
     lastError: opt(r.last_error),
     maybeAccepted: r.maybe_accepted === 1 ? true : undefined,
     createdAt: new Date(r.created_at),
