@@ -581,7 +581,8 @@ function paths(): Record<string, PathItem> {
         summary: 'Twilio delivery receipt (status callback)',
         description:
           'Called by Twilio, not by clients. Authenticated by `X-Twilio-Signature` over the configured public URL and the form ' +
-          'fields. Moves a delivery forward only (a late `sent` never overwrites `delivered`); duplicates are ignored.',
+          'fields. Moves a delivery forward only (a late `sent` never overwrites `delivered`), and only while the message is the ' +
+          "delivery's current one (not one sent before a resend); duplicates are ignored.",
         security: [],
         parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
         requestBody: {
@@ -590,8 +591,9 @@ function paths(): Record<string, PathItem> {
         },
         responses: {
           '200': ok(
-            'Accepted: `applied` moved the delivery forward; `stale` (duplicate, out of order, unknown message) and `ignored` (an intermediate status) changed nothing',
-            obj({ result: { type: 'string', enum: ['applied', 'stale', 'ignored'] } }),
+            'Accepted: `applied` moved the delivery forward; `kept`: no delivery has recorded that message (yet), the receipt is ' +
+              'applied when an attempt records it; `stale` (duplicate, out of order) and `ignored` (an intermediate status) changed nothing',
+            obj({ result: { type: 'string', enum: ['applied', 'kept', 'stale', 'ignored'] } }),
           ),
           '400': errorResponse('`invalid_receipt`: MessageSid or MessageStatus missing'),
           '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
