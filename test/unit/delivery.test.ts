@@ -200,6 +200,8 @@ describe('after "I\'m safe": who may have the SOS, who gets the all-clear, when'
     expect(wantsAllClear(sos({ status: 'pending', attempts: 1, maybeAccepted: true }))).toBe(true);
     expect(wantsAllClear(sos({ status: 'dead', attempts: 3, maybeAccepted: true }))).toBe(true);
     expect(wantsAllClear(sos({ status: 'failed', providerMessageId: 'p' }))).toBe(true); // undelivered receipt after acceptance
+    // resent after such a receipt (its message is an earlier one now), and the resend never went out
+    expect(wantsAllClear(sos({ status: 'dead', attempts: 3, earlierMessageIds: ['p'] }))).toBe(true);
     expect(wantsAllClear(sos({ status: 'pending' }))).toBe(false);
     expect(wantsAllClear(sos({ status: 'pending', attempts: 1, lastError: 'http_503' }))).toBe(false);
     expect(wantsAllClear(sos({ status: 'failed', lastError: 'twilio_21211' }))).toBe(false);
