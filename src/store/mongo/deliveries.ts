@@ -266,8 +266,8 @@ export async function applyReceipt(ctx: Ctx, pid: string, to: ReceiptStatus, fro
   if (moved) return { result: 'applied', delivery: toDelivery(moved) };
   if (await ctx.m.deliveries.exists({ providerMessageId: pid }).exec()) {
     // its outcome may have been recorded just after our first look: look again now that it is there
-    const now2 = await moveByReceipt(ctx, pid, to, from, now);
-    return now2 ? { result: 'applied', delivery: toDelivery(now2) } : { result: 'stale' };
+    const again = await moveByReceipt(ctx, pid, to, from, now);
+    return again ? { result: 'applied', delivery: toDelivery(again) } : { result: 'stale' };
   }
   await keepEarly(ctx, pid, to, from, now);
   const late = await moveByReceipt(ctx, pid, to, from, now);
