@@ -142,7 +142,11 @@ export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIME
       ['active', 'acknowledged'],
       (s) => s.incidentsOpen,
     ),
-    overdue: fromStore('vigil_timers_overdue', 'Live timers past their deadline plus GRACE_SECONDS and not yet escalated (store-wide)', (s) => s.overdue),
+    overdue: fromStore(
+      'vigil_timers_overdue',
+      'Live timers past their deadline plus GRACE_SECONDS and not yet escalated (store-wide)',
+      (s) => s.overdue,
+    ),
     overdueAge: fromStore(
       'vigil_timers_overdue_oldest_age_seconds',
       'How long the oldest overdue timer has been due (since its deadline plus GRACE_SECONDS): the queue age (store-wide)',

@@ -62,7 +62,9 @@ describe('isTransient', () => {
     expect(isTransient(new Error('wrapped', { cause: Unavailable('store_unavailable', 'down') }))).toBe(true);
     expect(isTransient(new Error('a bug'))).toBe(false);
     expect(isTransient(Invalid('out_of_range', 'a constraint the data cannot meet'))).toBe(false);
-    expect(isTransient(new DomainError('conflict', 'timer_wrong_state', 'y', undefined, { cause: Unavailable('store_busy', 'z') }))).toBe(false);
+    expect(isTransient(new DomainError('conflict', 'timer_wrong_state', 'y', undefined, { cause: Unavailable('store_busy', 'z') }))).toBe(
+      false,
+    );
     expect(isTransient('store_busy')).toBe(false);
     expect(isTransient(undefined)).toBe(false);
   });
