@@ -41,6 +41,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
       zeroSeries(m.fanoutDropped, 'reason');
       zeroSeries(m.retentionRecords, 'kind');
       zeroSeries(m.moderatorActions, 'action');
+      zeroSeries(m.escalationErrors, 'kind');
     },
   };
   m.zeroKnownSeries();

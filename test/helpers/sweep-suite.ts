@@ -71,11 +71,13 @@ export function sweepSuite(): SweepSuite {
 export async function armDue(store: Store, n: number): Promise<string[]> {
   const now = await store.now();
   const ids: string[] = [];
+  // a person of their own for each timer (one open SOS per person: a second one would join the first)
+  const batch = randomUUID().slice(0, 8);
   for (let i = 0; i < n; i++) {
     const id = `t-${i}-${randomUUID()}`;
     const r = await store.armTimer({
       id,
-      userId: `u-${i}`,
+      userId: `u-${i}-${batch}`,
       startedAt: new Date(now.getTime() - 60_000),
       expiresAt: new Date(now.getTime() - 1000 + i),
     });

@@ -88,7 +88,8 @@ async function counter(metrics: Metrics, name: string, labels = ''): Promise<num
 async function dueWithContact(store: Store): Promise<{ id: string; phone: string }> {
   const [id] = await armDue(store, 1);
   const phone = '+14155550123';
-  await store.replaceContacts('u-0', [{ id: 'c1', name: 'A', phone }]);
+  const timer = await store.getTimer(id as string);
+  await store.replaceContacts(timer!.userId, [{ id: 'c1', name: 'A', phone }]);
   return { id: id as string, phone };
 }
 

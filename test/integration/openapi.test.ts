@@ -426,6 +426,17 @@ async function target(path: string): Promise<{ url: string; token: string; stric
     });
     return { url: path.replace('{id}', id), token, strict2xx: true };
   }
+  if (path.startsWith('/v1/incidents/')) {
+    // an open incident of this fresh user (a panic), so a valid request succeeds
+    const raised = await request(vigil?.url ?? '')
+      .post('/v1/sos')
+      .set('Authorization', `Bearer ${token}`)
+      .send({});
+    expect(raised.status).toBe(201);
+    const incidentId = isSchema(raised.body) && isSchema(raised.body.incident) ? raised.body.incident.id : undefined;
+    if (typeof incidentId !== 'string') throw new Error('the panic answered no incident id');
+    return { url: path.replace('{id}', incidentId), token, strict2xx: true };
+  }
   const minSeconds = vigil?.config.limits.minSeconds ?? 0;
   const armed = await request(vigil?.url ?? '')
     .post('/v1/timers')

@@ -1,19 +1,23 @@
 /**
  * SMS caps against abuse, on the real parts wired as main.ts wires them — SQLite store,
- * sweeper, escalator, timer service, dispatcher, the real Twilio client against the fake
- * Twilio — with small caps and the store's clock in the test's hands (the 24 h window
- * rolls without waiting a day). The allowance arithmetic itself is in test/unit/sms-caps.test.ts.
+ * sweeper, escalator, timer service, dispatcher, live location, the real Twilio client against
+ * the fake Twilio — with small caps and the store's clock in the test's hands (the 24 h window
+ * rolls without waiting a day). Issue 35, item 14: an SOS and the text that ends it are never
+ * held; a cap holds follow-ups only, counting texts handed to a carrier, and a held text says
+ * why on the incident. The allowance arithmetic itself is in test/unit/sms-caps.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocationService } from '../../src/app/location.js';
 import { SmsBudget } from '../../src/app/sms-budget.js';
 import { TimerService } from '../../src/app/timers.js';
 import { contactId } from '../../src/domain/contact.js';
 import type { Delivery } from '../../src/domain/delivery.js';
 import { makeLimits } from '../../src/domain/limits.js';
+import { MemoryFixes } from '../../src/location/memory-fixes.js';
 import { InProcessLock } from '../../src/lock/in-process-lock.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
@@ -75,6 +79,15 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
     dispatch: { maxInFlight: 50, leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 20, capMs: 200 } },
   });
 
+  const location = new LocationService(
+    store,
+    new MemoryFixes(DAY, clock),
+    publisher,
+    smsBudget,
+    { minIntervalMs: 0, perMinute: 1000, followUpMeters: 500, trailLimit: 100, flushMs: 60_000 },
+    log,
+  );
+
   let people = 0;
   return {
     store,
@@ -98,7 +111,7 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
         contacts,
         /** arm a 60 s timer, let it run out, sweep, send what was created; the incident's deliveries */
         async sos(): Promise<{ timerId: string; incidentId: string; deliveries: Delivery[] }> {
-          const { timer } = await timers.arm(caller, { durationSeconds: 60, locationName: 'Cafe' });
+          const { timer } = await timers.arm(caller, { durationSeconds: 60, locationName: 'Cafe', location: { lat: 37.78, lng: -122.41 } });
           t += 61_000;
           const report = await sweeper.sweep();
           expect(report.escalated).toBe(1);
@@ -106,6 +119,22 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
           await dispatcher.drain();
           const incident = (await store.incidentForTimer(timer.id))!;
           return { timerId: timer.id, incidentId: incident.id, deliveries: await store.deliveriesFor([incident.id]) };
+        },
+        /** a fix far from where the SOS said, on the open incident of `timerId`: the `moved` follow-up */
+        async movedFar(timerId: string): Promise<Delivery[]> {
+          const r = await location.post(caller, timerId, { lat: 37.9, lng: -122.1 });
+          expect(r.kept).toBe(true);
+          await dispatcher.tick();
+          await dispatcher.drain();
+          return (await store.deliveriesFor([r.incidentId!])).filter((d) => d.kind === 'moved');
+        },
+        /** arm, run out, sweep, then "I'm safe" before any text went out: the SOS is superseded unsent */
+        async falseAlarmBeforeTexts(): Promise<Delivery[]> {
+          const { timer } = await timers.arm(caller, { durationSeconds: 60, locationName: 'Cafe', location: { lat: 37.78, lng: -122.41 } });
+          t += 61_000;
+          expect((await sweeper.sweep()).escalated).toBe(1);
+          const r = await timers.checkIn(caller, timer.id);
+          return store.deliveriesFor([r.incident!.id]);
         },
         async checkIn(timerId: string): Promise<Delivery[]> {
           const r = await timers.checkIn(caller, timerId);
@@ -127,47 +156,28 @@ async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number })
 
 const sos = (ds: Delivery[]) => ds.filter((d) => d.kind === 'sos');
 
-describe('per-incident cap (SOS + all-clear together)', () => {
-  it('holds: the SOS takes the first contacts of the list, the all-clear what is left', async () => {
-    const w = await world({ maxPerIncident: 4, maxPerUserPerDay: 60 });
-
-    // five contacts, cap four: the SOS reaches the first four, in the person's order
+describe('what a cap never holds: the SOS, and the text that ends it', () => {
+  it('item 14: every contact gets the SOS and the all-clear, above the incident cap and the day cap, every time', async () => {
+    const w = await world({ maxPerIncident: 4, maxPerUserPerDay: 5 });
     const five = await w.person(5);
     const a = await five.sos();
-    expect(
-      sos(a.deliveries)
-        .map((d) => d.contactId)
-        .sort(),
-    ).toEqual(
-      five.contacts
-        .slice(0, 4)
-        .map((c) => c.id)
-        .sort(),
-    );
+    expect(sos(a.deliveries)).toHaveLength(5);
     expect(sos(a.deliveries).every((d) => d.status === 'sent')).toBe(true);
-    expect(await five.checkIn(a.timerId)).toHaveLength(0); // nothing left for the all-clear
-    expect(five.received()).toHaveLength(4);
-
-    // three contacts, cap four: SOS to all three, all-clear to the first one only
-    const three = await w.person(3);
-    const b = await three.sos();
-    expect(sos(b.deliveries)).toHaveLength(3);
-    const clear = await three.checkIn(b.timerId);
-    expect(clear.map((d) => d.contactId)).toEqual([three.contacts[0]!.id]);
-    expect(clear[0]!.status).toBe('sent');
-    expect(three.received()).toHaveLength(4);
-
-    expect(await w.capped('per_incident')).toBe(1 + 4 + 2);
+    expect(await five.checkIn(a.timerId)).toHaveLength(5);
+    // the day's texts are spent many times over: a genuine SOS later still reaches everyone
+    w.advance(HOUR);
+    const b = await five.sos();
+    expect(sos(b.deliveries).map((d) => d.status)).toEqual(['sent', 'sent', 'sent', 'sent', 'sent']);
+    expect(five.received()).toHaveLength(5 + 5 + 5);
+    expect(await w.capped('per_incident')).toBe(0);
     expect(await w.capped('per_day')).toBe(0);
-    // the incidents were opened and reached moderators either way
-    expect(w.events.filter((e) => e.name === 'sos.triggered' && e.toAdmins)).toHaveLength(2);
   });
 
   it('a repaired escalation creates nothing more than the first run did', async () => {
     const w = await world({ maxPerIncident: 2, maxPerUserPerDay: 60 });
     const p = await w.person(4);
     const a = await p.sos();
-    expect(sos(a.deliveries)).toHaveLength(2);
+    expect(sos(a.deliveries)).toHaveLength(4);
     const timer = (await w.store.getTimer(a.timerId))!;
     const { escalator } = testWorkers(w.store, {
       metrics: w.metrics,
@@ -178,83 +188,42 @@ describe('per-incident cap (SOS + all-clear together)', () => {
   });
 });
 
-describe('per-person cap (rolling 24 h)', () => {
-  it('holds: repeated timers stop reaching the contacts once the day budget is spent; the window rolls', async () => {
-    const w = await world({ maxPerIncident: 12, maxPerUserPerDay: 5 });
-    const p = await w.person(3);
-
-    const first = await p.sos(); // first SOS of the window: in full
-    expect(sos(first.deliveries)).toHaveLength(3);
-
-    w.advance(HOUR);
-    const second = await p.sos(); // 3 used: 2 left → the first two contacts
-    expect(
-      sos(second.deliveries)
-        .map((d) => d.contactId)
-        .sort(),
-    ).toEqual(
-      p.contacts
-        .slice(0, 2)
-        .map((c) => c.id)
-        .sort(),
-    );
-    // the all-clear answers an SOS that went out: not held by the day cap
-    expect(await p.checkIn(second.timerId)).toHaveLength(2);
-
-    w.advance(HOUR);
-    const third = await p.sos(); // 7 used: nothing left
-    expect(third.deliveries).toHaveLength(0);
-    expect(
-      w.events.filter((e) => e.name === 'sos.triggered' && (e.payload.incident as { id: string }).id === third.incidentId),
-    ).toHaveLength(1);
-    expect((await w.store.getTimer(third.timerId))?.escalation).toBe('done');
-
-    // a spam run of 1-minute timers changes nothing for the contacts
-    for (let i = 0; i < 5; i++) {
-      w.advance(2 * 60_000);
-      expect((await p.sos()).deliveries).toHaveLength(0);
+describe('what a cap holds: follow-ups', () => {
+  it('item 14: caps count texts handed to a carrier: SOS texts superseded unsent do not spend the day; a held follow-up says why', async () => {
+    const w = await world({ maxPerIncident: 12, maxPerUserPerDay: 3 });
+    const p = await w.person(2);
+    // three late check-ins: each SOS superseded before it went out (nothing handed to a carrier)
+    for (let i = 0; i < 3; i++) {
+      const ds = await p.falseAlarmBeforeTexts();
+      expect(sos(ds).map((d) => d.status)).toEqual(['superseded', 'superseded']);
+      w.advance(5 * 60_000);
     }
-    expect(p.received()).toHaveLength(3 + 2 + 2);
-
-    // the window rolls: once the first incident's 3 texts are older than 24 h, 4 remain (2 SOS + 2 all-clear) → 1 left
-    w.advance(DAY - 2 * HOUR - 10 * 60_000 + 60_000);
-    expect(sos((await p.sos()).deliveries)).toHaveLength(1);
-    // a quiet day later, the next SOS is the first of its window again: in full
-    w.advance(DAY + HOUR);
-    expect(sos((await p.sos()).deliveries)).toHaveLength(3);
-
-    expect(await w.capped('per_day')).toBe(1 + 3 + 5 * 3 + 2);
-    expect(await w.capped('per_incident')).toBe(0);
-  });
-
-  it('the first SOS of the day always goes out in full, even above the day cap', async () => {
-    const w = await world({ maxPerIncident: 12, maxPerUserPerDay: 2 });
-    const p = await w.person(5);
-    expect(sos((await p.sos()).deliveries)).toHaveLength(5);
+    expect(await w.store.countDeliveriesSince(p.userId, new Date(0))).toBe(0);
+    // a real SOS: both texted (2 of the day's 3); then the person moves far: one follow-up fits, one is held
+    const real = await p.sos();
+    expect(sos(real.deliveries).map((d) => d.status)).toEqual(['sent', 'sent']);
+    const moved = await p.movedFar(real.timerId);
+    expect(moved.map((d) => d.status).sort()).toEqual(['sent', 'superseded']);
+    const held = moved.find((d) => d.status === 'superseded')!;
+    expect(held).toMatchObject({ lastError: 'held_per_day', attempts: 0 });
+    expect(held.contactId).toBe(p.contacts[1]!.id); // the person's first contacts first
+    expect(p.received()).toHaveLength(3);
+    expect(await w.capped('per_day')).toBe(1);
+    // the held text is never sent, whatever dispatches later
     w.advance(HOUR);
-    expect((await p.sos()).deliveries).toHaveLength(0);
-    expect(p.received()).toHaveLength(5);
+    expect(p.received()).toHaveLength(3);
   });
 
   it('capping is reported as a warning that names no number and no text', async () => {
-    const w = await world({ maxPerIncident: 12, maxPerUserPerDay: 1 });
+    const w = await world({ maxPerIncident: 12, maxPerUserPerDay: 2 });
     const p = await w.person(2);
-    await p.sos();
-    w.advance(HOUR);
-    await p.sos();
+    const real = await p.sos();
+    await p.movedFar(real.timerId);
     const warnings = w.lines
       .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => l.msg === 'SMS cap reached: deliveries over the cap were not created');
+      .filter((l) => l.msg === 'SMS cap reached: follow-ups over the cap were recorded as held, not sent');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({
-      level: 40,
-      kind: 'sos',
-      reason: 'per_day',
-      created: 0,
-      capped: 2,
-      smsInLast24h: 2,
-      maxPerUserPerDay: 1,
-    });
+    expect(warnings[0]).toMatchObject({ level: 40, kind: 'moved', reason: 'per_day', capped: 2, smsInLast24h: 2, maxPerUserPerDay: 2 });
     const all = w.lines.join('\n');
     for (const phone of p.phones) expect(all).not.toContain(phone.slice(2));
     expect(all).not.toContain('did not check in');

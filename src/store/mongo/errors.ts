@@ -105,11 +105,6 @@ export function unavailableOr(op: string, err: unknown): unknown {
   return err;
 }
 
-/** The server ended a query at its `maxTimeMS` (MaxTimeMSExpired, code 50): it did not answer in time. */
-export function isTimeLimitExceeded(err: unknown): boolean {
-  return err instanceof MongoServerError && err.code === 50;
-}
-
 /** `mongodb://user:secret@h1,h2/db?…` → `mongodb://h1,h2/db` for messages and logs. */
 export function redactUri(uri: string): string {
   return uri.replace(/\/\/[^@/]*@/, '//').replace(/\?.*$/, '');

@@ -13,7 +13,7 @@ import type { Store } from '../port.js';
 import * as batch from './batch.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
-import { isTimeLimitExceeded, redactUri, unavailableOr } from './errors.js';
+import { redactUri, unavailableOr } from './errors.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import * as location from './location.js';
@@ -319,7 +319,6 @@ export class MongoStore implements Store {
     try {
       return await withDeadline(fn(), ms, () => Unavailable('store_unavailable', `${op}: MongoDB did not answer within ${ms} ms`));
     } catch (err) {
-      if (isTimeLimitExceeded(err)) throw Unavailable('store_unavailable', `${op}: MongoDB gave up on it after ${ms} ms`, err);
       throw unavailableOr(op, err);
     }
   }
