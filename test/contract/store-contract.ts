@@ -25,6 +25,7 @@ import { outboxCases } from './store-contract-outbox.js';
 import { raceCases } from './store-contract-races.js';
 import { receiptCases } from './store-contract-receipts.js';
 import { safetyCases } from './store-contract-safety.js';
+import { sosCases } from './store-contract-sos.js';
 import { timerCases } from './store-contract-timers.js';
 import { traceCases } from './store-contract-trace.js';
 
@@ -94,6 +95,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     batchCases(ctx);
     locationCases(ctx);
     safetyCases(ctx);
+    sosCases(ctx);
     moderationCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
