@@ -152,6 +152,12 @@ describe.skipIf(!clusterCanRun)(suiteName('cluster: live location across replica
     const d = await armOn(c, R1, 'loc-dot', 25);
     let n = 0;
     let latest = { lat: ARMED.lat, lng: ARMED.lng };
+    const withReplicaLogs = (err: unknown) => {
+      // a replica that stopped answering: say why (its stderr and last log lines)
+      throw new Error(
+        `${String(err)}\n--- r1 stderr ---\n${c.stderr(R1).slice(-4000)}\n--- r1 log ---\n${JSON.stringify(c.logs(R1).slice(-20))}`,
+      );
+    };
     await eventually(
       async () => {
         const next = { lat: ARMED.lat + (200 + 50 * ++n) * M, lng: ARMED.lng };
@@ -162,7 +168,7 @@ describe.skipIf(!clusterCanRun)(suiteName('cluster: live location across replica
       'a fix in Redis again after the restart',
       20_000,
       500,
-    );
+    ).catch(withReplicaLogs);
     // a replica whose Redis client has not reconnected yet says so (`fresh: false`) rather than
     // answering a stale trail as current: wait for the promised condition on every replica
     for (const i of [R1, R2, R3])
