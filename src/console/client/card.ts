@@ -1,8 +1,9 @@
 /** One incident on the board. Built once, then updated in place so focus is kept. */
 import { serverNow } from './clock.js';
 import { clockTime, duration, el, mapUrl } from './format.js';
+import { deliveryRows } from './deliveries.js';
 import { TrailView } from './trail.js';
-import type { Delivery, DeliveryStatus, Fix, Incident, IncidentSource, Note } from './types.js';
+import type { Delivery, Fix, Incident, IncidentSource, Note, PanicNote } from './types.js';
 
 const SOURCE_LABEL: Record<IncidentSource, string> = { timer: 'Timer ran out', panic: 'Panic button' };
 
@@ -17,21 +18,8 @@ export interface CardActions {
   addNote(id: string, text: string): void;
 }
 
-const CANCELLED_BY_MODERATOR = 'cancelled_by_moderator';
-
-const STATUS_LABEL: Record<DeliveryStatus, string> = {
-  pending: 'pending',
-  sending: 'pending',
-  sent: 'sent',
-  delivered: 'delivered',
-  failed: 'failed',
-  dead: 'dead',
-  superseded: 'not sent',
-};
-
-// a status added on the server before this page was reloaded still reads as itself
-const statusLabel = (s: string): string => (STATUS_LABEL as Record<string, string | undefined>)[s] ?? s;
-const statusClass = (s: string): string => statusLabel(s).replace(/[^a-z]+/g, '-');
+/** A timer id in short form (its random tail), enough to tell linked timers apart. */
+const shortId = (id: string): string => (id.length > 8 ? `…${id.slice(-6)}` : id);
 
 const who = (i: Incident) => i.displayName ?? i.userId;
 
@@ -46,6 +34,10 @@ export class Card {
   private readonly map = el('dd');
   private readonly meetingTerm = el('dt', undefined, 'Meeting');
   private readonly meeting = el('dd');
+  private readonly linkedTerm = el('dt', undefined, 'Linked timers');
+  private readonly linked = el('dd', 'card__linked');
+  private readonly panicSection = el('section', 'panic-notes');
+  private readonly panicList = el('ol', 'panic-notes__list');
   private readonly trail: TrailView;
   private readonly ackLine = el('p', 'card__acked muted');
   private readonly contacts = el('ul', 'deliveries');
@@ -84,7 +76,14 @@ export class Card {
       this.map,
       this.meetingTerm,
       this.meeting,
+      this.linkedTerm,
+      this.linked,
     );
+    // the person's own words with each panic press ("he has a knife"): plain text, never HTML
+    const panicTitle = el('h5', 'card__sub', 'In their words (panic button)');
+    panicTitle.id = `incident-${incident.id}-panic-notes`;
+    this.panicSection.setAttribute('aria-labelledby', panicTitle.id);
+    this.panicSection.append(panicTitle, this.panicList);
     this.trail = new TrailView(`incident-${incident.id}-trail`);
     this.error.setAttribute('role', 'alert');
 
@@ -121,10 +120,9 @@ export class Card {
       head,
       overdue,
       facts,
+      this.panicSection,
       this.ackLine,
       this.trail.root,
-      el('h5', 'card__sub', 'Emergency contacts'),
-      this.contacts,
       el('h5', 'card__sub', 'Emergency contacts'),
       this.contacts,
       el('h5', 'card__sub', 'Notes'),
@@ -177,6 +175,8 @@ export class Card {
     this.meeting.textContent = meetingText;
     this.meeting.hidden = !meetingText;
     this.meetingTerm.hidden = !meetingText;
+    this.setLinked(i.linkedTimerIds ?? []);
+    this.setPanicNotes(i.panicNotes ?? []);
     this.ackLine.textContent = acked ? `Acknowledged by ${i.acknowledgedBy ?? 'a moderator'} at ${clockTime(i.acknowledgedAt)}` : '';
     this.ackLine.hidden = !acked;
 
@@ -187,6 +187,39 @@ export class Card {
     this.label(this.cancelBtn, 'Cancel pending texts');
     this.label(this.noteBtn, 'Add note');
     this.tick(serverNow());
+  }
+
+  /** Later timers that joined this open SOS (one open SOS per person): each can check in and post fixes. */
+  private setLinked(ids: string[]): void {
+    const n = ids.length;
+    this.linkedTerm.hidden = n === 0;
+    this.linked.hidden = n === 0;
+    this.linked.dataset.count = String(n);
+    this.linked.replaceChildren();
+    if (n === 0) return;
+    this.linked.append(`${n} timer${n === 1 ? '' : 's'} linked (`);
+    ids.forEach((id, k) => {
+      const code = el('code', 'card__timer-id', shortId(id));
+      code.title = id;
+      if (k > 0) this.linked.append(', ');
+      this.linked.append(code);
+    });
+    this.linked.append(')');
+  }
+
+  /** The person's notes with each panic press, oldest first, each with its time: text, never HTML. */
+  private setPanicNotes(list: PanicNote[]): void {
+    this.panicSection.hidden = list.length === 0;
+    const sorted = [...list].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    this.panicList.replaceChildren(
+      ...sorted.map((n) => {
+        const li = el('li', 'panic-note');
+        const when = el('time', 'panic-note__time muted', clockTime(n.at));
+        when.dateTime = n.at;
+        li.append(when, el('p', 'panic-note__text', n.text));
+        return li;
+      }),
+    );
   }
 
   /** The whole trail (REST), or one more fix (`location.updated`). */
@@ -238,48 +271,7 @@ export class Card {
   setDeliveries(list: Delivery[] | undefined): void {
     // only a pending text can be cancelled (one being sent right now is the dispatcher's)
     this.cancelBtn.hidden = !list?.some((d) => d.status === 'pending');
-    if (!list) {
-      this.contacts.replaceChildren(el('li', 'muted', 'Loading contacts…'));
-      return;
-    }
-    if (list.length === 0) {
-      this.contacts.replaceChildren(el('li', 'muted', 'No emergency contacts on file.'));
-      return;
-    }
-    const sorted = [...list].sort((a, b) => (a.kind === b.kind ? a.contactName.localeCompare(b.contactName) : a.kind === 'sos' ? -1 : 1));
-    this.contacts.replaceChildren(
-      ...sorted.map((d) => {
-        const li = el('li', 'delivery');
-        li.dataset.key = d.key;
-        const name = el('span', 'delivery__name', d.contactName);
-        const phone = d.phone.includes('*') ? el('span', 'delivery__phone', d.phone) : el('a', 'delivery__phone', d.phone);
-        if (phone instanceof HTMLAnchorElement) phone.href = `tel:${d.phone}`;
-        const status = el('span', `badge badge--${statusClass(d.status)}`, statusLabel(d.status));
-        status.dataset.status = d.status;
-        const notes: string[] = [];
-        if (d.kind === 'all_clear') notes.push('all-clear message');
-        if (d.kind === 'moved') notes.push('follow-up: the person moved');
-        if (d.status === 'sending') notes.push('sending now');
-        if (d.status === 'superseded' && d.lastError === CANCELLED_BY_MODERATOR) notes.push('cancelled by a moderator');
-        else if (d.status === 'superseded')
-          notes.push(d.kind === 'sos' ? 'the person checked in before it went out' : 'the SOS never reached this contact');
-        if (d.resends) notes.push(`resent ${d.resends === 1 ? 'once' : `${d.resends} times`}`);
-        if (d.attempts > 0) notes.push(`${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`);
-        if (d.carrier) notes.push(d.carrier);
-        if (d.lastError && d.status !== 'sent' && d.status !== 'delivered' && d.lastError !== CANCELLED_BY_MODERATOR)
-          notes.push(d.lastError);
-        li.append(name, phone, status);
-        if (notes.length) li.append(el('span', 'delivery__note muted', notes.join(' · ')));
-        if (d.status === 'dead' || d.status === 'failed') {
-          const resend = el('button', 'btn btn--small delivery__resend', 'Resend');
-          resend.type = 'button';
-          resend.dataset.key = d.key;
-          resend.append(el('span', 'sr-only', ` — text to ${d.contactName}`));
-          li.append(resend);
-        }
-        return li;
-      }),
-    );
+    this.contacts.replaceChildren(...deliveryRows(list));
   }
 
   tick(nowMs: number): void {

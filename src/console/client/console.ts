@@ -252,7 +252,12 @@ function onEvent(name: string, payload: unknown): void {
   }
   if (name === 'timer.expired') {
     const t = field(payload, 'timer', isTimer);
-    if (t) timersView.refreshIf(t.userId);
+    if (!t) return;
+    timersView.refreshIf(t.userId);
+    // a later timer that joined an SOS on the board (a panic press took it over): the
+    // incident changed (linked timers, perhaps a new panic note) but no incident event says so
+    const open = t.incidentId ? board.incident(t.incidentId) : undefined;
+    if (open && open.timerId !== t.id && !open.linkedTimerIds?.includes(t.id)) void refreshIncident(open.id);
     return;
   }
   const i = field(payload, 'incident', isIncident);

@@ -41,6 +41,16 @@ export interface Incident {
   source?: IncidentSource;
   /** everything that raised it, first the one that opened it */
   sources?: IncidentSource[];
+  /** timers that joined this open incident after it opened (one open SOS per person) */
+  linkedTimerIds?: string[];
+  /** what the person wrote with each panic press, oldest first (plain text) */
+  panicNotes?: PanicNote[];
+}
+
+/** The person's own words with a panic press. */
+export interface PanicNote {
+  text: string;
+  at: string;
 }
 
 export type IncidentSource = 'timer' | 'panic';
@@ -96,11 +106,17 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const str = (o: Obj, k: string) => typeof o[k] === 'string';
 const OPT_STR = (o: Obj, k: string) => o[k] === undefined || typeof o[k] === 'string';
 
+const isPanicNote = (v: unknown): v is PanicNote => isObj(v) && str(v, 'text') && str(v, 'at');
+const optList = (o: Obj, k: string, guard: (x: unknown) => boolean) =>
+  o[k] === undefined || (Array.isArray(o[k]) && (o[k] as unknown[]).every(guard));
+
 export function isIncident(v: unknown): v is Incident {
   return (
     isObj(v) &&
     ['id', 'userId', 'status', 'deadline', 'updatedAt'].every((k) => str(v, k)) &&
-    ['locationName', 'displayName', 'acknowledgedBy', 'acknowledgedAt'].every((k) => OPT_STR(v, k))
+    ['locationName', 'displayName', 'acknowledgedBy', 'acknowledgedAt'].every((k) => OPT_STR(v, k)) &&
+    optList(v, 'linkedTimerIds', (x) => typeof x === 'string') &&
+    optList(v, 'panicNotes', isPanicNote)
   );
 }
 
