@@ -21,7 +21,7 @@ import { panicMessage } from '../domain/panic-message.js';
 import type { StoredFix } from '../domain/location.js';
 import { isLive, type GeoPoint, type Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
-import { incidentSourcesEvent, sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
+import { incidentPressEvent, sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
 import type { PanicKey } from '../store/port-safety.js';
 import type { Store } from '../store/port.js';
 import { noTracing, type Tracing } from '../telemetry/tracing.js';
@@ -104,7 +104,8 @@ export class PanicService {
         return { incident: r.incident, outcome: 'replayed' };
       case 'attached':
         if (r.timer) this.events.publish(timerEvent('timer.expired', r.timer));
-        if (r.sourceAdded) this.events.publish(incidentSourcesEvent(r.incident));
+        // what the press changed on the open incident (a source, a linked timer, a note) reaches moderators live
+        if (r.sourceAdded || r.timer || note !== undefined) this.events.publish(incidentPressEvent(r.incident));
         return { incident: r.incident, outcome: 'attached' };
       case 'created':
         if (r.timer) {

@@ -108,9 +108,12 @@ export function notificationEvent(n: Notification): VigilEvent {
   };
 }
 
-/** A panic attached to an open incident: moderators see the new source. */
-export function incidentSourcesEvent(i: Incident): VigilEvent {
-  const eventId = `incident.updated:${i.id}:sources:${incidentSources(i).join('+')}`;
+/**
+ * A panic press joined the person's open incident: moderators (and the person) see what it
+ * changed (a source, a linked timer, a note); the id names that state, so each change is news once.
+ */
+export function incidentPressEvent(i: Incident): VigilEvent {
+  const eventId = `incident.updated:${i.id}:press:${incidentSources(i).join('+')}:${i.linkedTimers?.length ?? 0}:${i.panicNotes?.length ?? 0}`;
   return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
 }
 /**

@@ -155,6 +155,15 @@ describe('one open SOS per person', () => {
     expect(press.status).toBe(200);
     const view = await incidentView(s.incidentId);
     expect(view.panicNotes).toMatchObject([{ text: 'car: grey van, plate 4XYZ123' }]);
+    // a second press with another note (the source is there already, no timer to link): moderators get it live
+    expect((await v.api(s.token, 'POST', '/v1/sos', { note: 'going north on 5th' })).status).toBe(200);
+    await eventually(
+      async () =>
+        mod
+          .named('incident.updated')
+          .some((e) => (e.incident as { id: string; panicNotes?: { text: string }[] }).panicNotes?.at(-1)?.text === 'going north on 5th'),
+      'the second note at moderators, live',
+    );
   });
 
   it('the crash repair of a panic’s texts keeps its note (the request died before the texts were queued)', async () => {
