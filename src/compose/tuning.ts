@@ -1,7 +1,7 @@
 /**
  * The fixed numbers the composition root wires in: chosen by measurement or reasoning, not
  * something an operator needs to change (those are settings, in config.ts). One place, one
- * line of why each; the measurements are in docs/performance-notes.md.
+ * line of why each; the measurements: docs/architecture.md ("Why a burst stays on time"), docs/sms.md.
  */
 
 /** A sweep starts at every deadline, many times a second under load; the repairs and warnings that are not per timer need not (Sweeper `onceEveryMs`). */

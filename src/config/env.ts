@@ -10,7 +10,7 @@ import { MAX_SWEEP_SHARDS } from '../domain/sweep-shard.js';
 /**
  * Default sends in flight: one process carries a burst's texts alone; replicas share the
  * carrier account's concurrency and, on one host, the cores: 3 replicas × 32 is one
- * process's 96. Measured in docs/performance.md.
+ * process's 96. Measured: docs/sms.md, "Send rate".
  */
 export const EMBEDDED_MAX_IN_FLIGHT = 96;
 export const CLUSTER_MAX_IN_FLIGHT = 32;
@@ -79,7 +79,7 @@ const modeAndStores = {
   ),
   SQLITE_SYNCHRONOUS: doc(
     z.enum(['full', 'normal']).default('full'),
-    '`full`: every commit is fsynced (an acknowledged write survives a power loss); `normal`: the WAL is fsynced at checkpoints only, faster, may lose the last commits on a power loss ([performance-notes.md](performance-notes.md))',
+    '`full`: every commit is fsynced (an acknowledged write survives a power loss); `normal`: the WAL is fsynced at checkpoints only, faster, may lose the last commits on a power loss ([why](architecture.md#why-a-burst-stays-on-time))',
   ),
 };
 

@@ -12,7 +12,7 @@
  * of 10,000 SOS) cost the escalating replica 0.7 s through the classic adapter (and every
  * other replica decoded all of them), 1.2-1.5 s through the sharded one (one emit per room),
  * and about 0.55 s as one plain PUBLISH per room and event (before the NUMSUB check, which
- * makes it nothing when nobody listens); docs/performance-notes.md. Vigil uses nothing else
+ * makes it nothing when nobody listens); docs/cluster.md, "Fan-out across replicas". Vigil uses nothing else
  * of the adapter: clients only listen, and no request crosses replicas.
  *
  * Fire-and-forget, like the adapter: nothing is replayed after a reconnect or a Redis

@@ -93,7 +93,7 @@ const MAX_SOCKETS = 128;
 /**
  * The twilio client's HTTP layer, on `node:http`/`node:https` rather than the library's
  * axios path (its documented `httpClient` extension point). One send through axios cost
- * 400–700 µs of CPU against 100–200 µs here (docs/performance-notes.md), and a burst's
+ * 400–700 µs of CPU against 100–200 µs here (docs/sms.md, "Carrier setup"), and a burst's
  * 20,000 texts go through this one event loop. What it keeps from the library's client:
  * Basic (or `authStrategy`) authorization, the library's headers, form bodies with repeated
  * keys for lists, query parameters, no redirects, any status handed back to the library

@@ -43,7 +43,7 @@ export interface SweepSettings extends LeaseSettings {
   batchSize: number;
   /** groups of a batch escalated concurrently (1 on a synchronous store: nothing to overlap, only the event loop to block) */
   concurrency: number;
-  /** timers escalated by one group-commit write (default 50: one SQLite transaction, a block of the event loop of about 20 ms; docs/performance-notes.md) */
+  /** timers escalated by one group-commit write (default 50: one SQLite transaction, a block of the event loop of about 20 ms; docs/architecture.md, "Why a burst stays on time") */
   groupSize?: number;
   /**
    * failed escalations of one timer before it is dead-lettered (`failed`) instead of retried

@@ -1,4 +1,4 @@
-/** The REST contract of the README, against a real in-process Vigil. */
+/** The REST contract (docs/api-guide.md, docs/api.md), against a real in-process Vigil. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestVigil, untilPast, type TestVigil } from '../helpers/vigil.js';
 

@@ -2,7 +2,7 @@
  * A burst escalates before its texts go out: while this replica's sweep escalates a backlog
  * (its claims come back full), the dispatcher claims no new texts, then sends every one.
  * With SQLite one writer and one event loop serve both; sharing them made a 10,000 burst's
- * last incident about a second later (docs/performance.md). Real SQLite store, sweeper,
+ * last incident about a second later (docs/sms.md, "Send rate"). Real SQLite store, sweeper,
  * escalator and dispatcher; the fake carrier records when each send arrived.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

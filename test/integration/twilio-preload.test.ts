@@ -2,7 +2,7 @@
  * The twilio library loads its API modules (about 100 ms of synchronous `require` on a
  * 2-core machine) the first time `client.messages` is touched. TwilioCarrier touches it in
  * its constructor, at start-up, so a fresh replica's first SOS text does not stall the event
- * loop in the middle of a burst's escalations (docs/performance-notes.md). Run in a child
+ * loop in the middle of a burst's escalations (docs/sms.md, "Carrier setup"). Run in a child
  * process: in this one, another test may already have loaded them.
  */
 import { spawn } from 'node:child_process';

@@ -43,7 +43,7 @@ export interface SqliteOptions {
    * `full` (default): every commit is fsynced before it returns, so an acknowledged write
    * survives a power loss; the fsync blocks the event loop. `normal`: in WAL mode the log is
    * fsynced at checkpoints only: never corrupt, nothing lost when the process dies, but a
-   * power loss or OS crash may lose the last commits (docs/performance-notes.md).
+   * power loss or OS crash may lose the last commits (docs/architecture.md, "Why a burst stays on time").
    */
   synchronous?: 'full' | 'normal';
 }
@@ -87,7 +87,7 @@ export class SqliteStore implements Store {
     this.db.pragma('foreign_keys = ON');
     // statement journals (the undo of one statement or savepoint inside a transaction; never
     // needed after a crash: the WAL is the durable part) in memory, not spilled to a temp file
-    // once past 64 KiB: a 10,000 burst's group commits wrote them at every group (docs/performance-notes.md)
+    // once past 64 KiB: a 10,000 burst's group commits wrote them at every group (docs/architecture.md, "Why a burst stays on time")
     this.db.pragma('temp_store = MEMORY');
     migrate(this.db);
     // read by statements while they run, i.e. once the write lock is held (see ./timers-statements.ts)
