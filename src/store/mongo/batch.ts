@@ -7,11 +7,11 @@
  * makes the whole batch `Unavailable`: its escalations stay pending and the next sweep repeats them.
  */
 import type { Contact } from '../../domain/contact.js';
-import { deliveryKey, type Delivery } from '../../domain/delivery.js';
+import { newDelivery, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { toContact, toDelivery, toIncident } from './docs.js';
-import { applyEarlyReceipts } from './deliveries.js';
+import { applyEarlyReceipts, newDeliveryDoc } from './deliveries.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
 import { joinIncident, timerIncidentDoc } from './incidents.js';
@@ -63,22 +63,13 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
 
   const deliveries: DeliveryDoc[] = items.flatMap(({ timer, recipients }) => {
     const incidentId = incidentOf(timer.id)._id;
-    return recipients.map((r) => ({
-      _id: deliveryKey(incidentId, r.contactId, 'sos'),
-      incidentId,
-      userId: timer.userId,
-      contactId: r.contactId,
-      contactName: r.contactName,
-      phone: r.phone,
-      kind: 'sos' as const,
-      body: r.body,
-      status: 'pending' as const,
-      attempts: 0,
-      nextAttemptAt: now,
-      createdAt: now,
-      updatedAt: now,
-      ...(r.traceparent === undefined ? {} : { traceparent: r.traceparent }),
-    }));
+    return recipients.map((r) =>
+      newDeliveryDoc(
+        { id: incidentId, userId: timer.userId },
+        newDelivery(incidentId, r, 'sos', r.body, { traceparent: r.traceparent }),
+        now,
+      ),
+    );
   });
   if (deliveries.length > 0) await tolerateDuplicates(() => ctx.m.deliveries.insertMany(deliveries, insertOptions(ctx, false)));
 

@@ -10,6 +10,28 @@ import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcom
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
 
+/** The document of a new delivery: one text of `incident` (its id and person) to one contact, due now. */
+export function newDeliveryDoc(incident: Pick<Incident, 'id' | 'userId'>, d: NewDelivery, now: Date): DeliveryDoc {
+  return {
+    _id: d.key,
+    incidentId: incident.id,
+    userId: incident.userId,
+    contactId: d.contactId,
+    contactName: d.contactName,
+    phone: d.phone,
+    kind: d.kind,
+    body: d.body,
+    status: d.held ? 'superseded' : 'pending',
+    attempts: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    updatedAt: now,
+    ...(d.traceparent === undefined ? {} : { traceparent: d.traceparent }),
+    // a cap held it back: never sent, and the incident says why
+    ...(d.held === undefined ? {} : { lastError: d.held }),
+  };
+}
+
 /**
  * Insert the deliveries that do not exist yet: one unordered insertMany; duplicate-key
  * errors (the key, or incident+contact+kind) are the "already there" answer and the
@@ -19,24 +41,7 @@ const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ inc
 export async function addDeliveries(ctx: Ctx, incident: Incident, list: NewDelivery[]): Promise<Delivery[]> {
   if (list.length > 0) {
     const now = await ctx.now();
-    const docs: DeliveryDoc[] = list.map((d) => ({
-      _id: d.key,
-      incidentId: incident.id,
-      userId: incident.userId,
-      contactId: d.contactId,
-      contactName: d.contactName,
-      phone: d.phone,
-      kind: d.kind,
-      body: d.body,
-      status: d.held ? 'superseded' : 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      createdAt: now,
-      updatedAt: now,
-      ...(d.traceparent === undefined ? {} : { traceparent: d.traceparent }),
-      // a cap held it back: never sent, and the incident says why
-      ...(d.held === undefined ? {} : { lastError: d.held }),
-    }));
+    const docs = list.map((d) => newDeliveryDoc(incident, d, now));
     try {
       await ctx.m.deliveries.insertMany(docs, insertOptions(ctx, false));
     } catch (err) {
