@@ -82,10 +82,10 @@ module.exports = {
     },
     {
       name: 'src-does-not-import-tests',
-      comment: 'The product never imports test/ or scripts/ (tests and scripts import src/, not the other way).',
+      comment: 'The product never imports test/, scripts/ or bench/ (they import src/, not the other way).',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^(test|scripts)/' },
+      to: { path: '^(test|scripts|bench)/' },
     },
   ],
   options: {

@@ -1,12 +1,13 @@
-// ESLint flat config: typescript-eslint's recommended rules (type-aware in src/, where a
-// forgotten promise would escape a background loop), Prettier owns formatting.
+// ESLint flat config: typescript-eslint's recommended rules, type-aware on every TypeScript file
+// tsconfig.json covers (a forgotten promise escapes a background loop in src/, and lets a test
+// pass before its assertion ran), Prettier owns formatting.
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'artifacts/', 'coverage/', '.tools/', 'data/', 'bench/node_modules/'] },
+  { ignores: ['dist/', 'node_modules/', 'artifacts/', 'coverage/', '.tools/', 'data/', 'bench/bullmq/node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,7 +22,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     ignores: ['src/console/client/**'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {

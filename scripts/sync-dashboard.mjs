@@ -1,7 +1,7 @@
 // Writes the generated Kubernetes copies of the two ops sources, the one copies to edit:
 //   ops/grafana/vigil-dashboard.json  → k8s/grafana-dashboard.yaml (a ConfigMap for the Grafana sidecar)
 //   ops/prometheus/vigil-rules.yaml   → k8s/prometheusrule.yaml    (a PrometheusRule for the Operator)
-// test/unit/manifests.test.ts fails when a copy differs. Run from the repository root:  node scripts/sync-dashboard.mjs
+// test/ops/manifests.test.ts fails when a copy differs. Run from the repository root:  node scripts/sync-dashboard.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
 

@@ -10,7 +10,7 @@
  * safe" after I'm safe, "closed by the safety team" after a moderator's resolve; "I'm safe"
  * after a resolve that texted nobody still tells the contacts who were texted.
  */
-import { deliveryKey } from '../domain/delivery.js';
+import { newDelivery } from '../domain/delivery.js';
 import { decideIncident, type Incident } from '../domain/incident.js';
 import { allClearMessage, closedMessage, maskPhone } from '../domain/messages.js';
 import { deliveryEvent, incidentEvent, type EventPublisher } from '../realtime/events.js';
@@ -83,15 +83,7 @@ export class AllClear {
     const body = ending === 'closed' ? closedMessage(who) : allClearMessage(who);
     await this.store.addDeliveries(
       incident,
-      recipients.map((d) => ({
-        key: deliveryKey(incident.id, d.contactId, 'all_clear'),
-        contactId: d.contactId,
-        contactName: d.contactName,
-        phone: d.phone,
-        kind: 'all_clear' as const,
-        body,
-        traceparent,
-      })),
+      recipients.map((d) => newDelivery(incident.id, d, 'all_clear', body, { traceparent })),
     );
     const superseded = await this.store.supersedePendingSos(incident.id);
     for (const d of superseded) this.events.publish(deliveryEvent(d, maskPhone));

@@ -7,7 +7,7 @@
  * cache first, else the store's last flushed one (a cache that is down is never an error).
  */
 import type { Logger } from 'pino';
-import { deliveryKey, type Delivery } from '../domain/delivery.js';
+import { newDelivery, type Delivery, type NewDelivery } from '../domain/delivery.js';
 import { Invalid, NotFound, Conflict, RateLimited } from '../domain/errors.js';
 import { hasTimer, OPEN_INCIDENT, trailTimersOf, type Incident } from '../domain/incident.js';
 import { fixTimeProblem, fresher, keepFix, movedBeyond, rateDecision, type FixRateRule, type StoredFix } from '../domain/location.js';
@@ -15,7 +15,7 @@ import { movedMessage } from '../domain/messages.js';
 import { isLive, type Timer } from '../domain/timer.js';
 import type { LatestFixes } from '../location/port.js';
 import { locationEvent, type EventPublisher, type VigilEvent } from '../realtime/events.js';
-import type { NewDelivery, Store } from '../store/port.js';
+import type { Store } from '../store/port.js';
 import type { Caller } from './timers.js';
 import type { SmsBudget } from './sms-budget.js';
 
@@ -333,15 +333,7 @@ export class LocationService {
     const { send, held } = await this.smsBudget.movedRecipients(incident);
     if (send.length === 0 && held.length === 0) return;
     const body = movedMessage({ personName: incident.displayName, lastSeen: { point: fix, ageMs: now.getTime() - fix.at.getTime() } });
-    const moved = (d: Delivery, heldAs?: string): NewDelivery => ({
-      key: deliveryKey(incident.id, d.contactId, 'moved'),
-      contactId: d.contactId,
-      contactName: d.contactName,
-      phone: d.phone,
-      kind: 'moved',
-      body,
-      ...(heldAs === undefined ? {} : { held: heldAs }),
-    });
+    const moved = (d: Delivery, heldAs?: string): NewDelivery => newDelivery(incident.id, d, 'moved', body, { held: heldAs });
     await this.store.addDeliveries(incident, [...send.map((d) => moved(d)), ...held.map((h) => moved(h.sos, h.lastError))]);
     this.log.info({ incident: incident.id, recipients: send.length, held: held.length }, 'moved follow-up queued');
   }

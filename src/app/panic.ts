@@ -14,7 +14,7 @@
  * press that attaches adds its own) and the SOS text carries the first one, also when the
  * sweep completes the texts after a crash.
  */
-import { deliveryKey } from '../domain/delivery.js';
+import { newDelivery, recipientOf } from '../domain/delivery.js';
 import { DomainError, NotFound } from '../domain/errors.js';
 import type { Incident } from '../domain/incident.js';
 import { panicMessage } from '../domain/panic-message.js';
@@ -171,15 +171,7 @@ export class PanicService {
     });
     await this.store.addDeliveries(
       incident,
-      contacts.map((c) => ({
-        key: deliveryKey(incident.id, c.id, 'sos'),
-        contactId: c.id,
-        contactName: c.name,
-        phone: c.phone,
-        kind: 'sos' as const,
-        body,
-        traceparent: this.tracing.traceparent(),
-      })),
+      contacts.map((c) => newDelivery(incident.id, recipientOf(c), 'sos', body, { traceparent: this.tracing.traceparent() })),
     );
   }
 

@@ -21,6 +21,8 @@
  * `superseded` is final: after "I'm safe" an SOS that has not gone out is not sent, and an
  * all-clear whose SOS never reached the contact is not sent either.
  */
+import type { Contact } from './contact.js';
+
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead', 'superseded'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
@@ -64,6 +66,49 @@ export interface Delivery {
 
 export const deliveryKey = (incidentId: string, contactId: string, kind: DeliveryKind): string =>
   kind === 'sos' ? `${incidentId}:${contactId}` : `${incidentId}:${contactId}:${kind}`;
+
+/** Who a text goes to: a contact as a delivery names them (a `Delivery` is one too). */
+export interface Recipient {
+  contactId: string;
+  contactName: string;
+  phone: string;
+}
+
+export const recipientOf = (c: Contact): Recipient => ({ contactId: c.id, contactName: c.name, phone: c.phone });
+
+/** A delivery about to be stored: what the store's `addDeliveries` takes. */
+export interface NewDelivery extends Recipient {
+  key: string;
+  kind: DeliveryKind;
+  body: string;
+  /** W3C traceparent to store with the delivery (each send continues that trace) */
+  traceparent?: string;
+  /** a cap held it back: stored `superseded` with this `lastError` (`held_<reason>`), never sent */
+  held?: string;
+}
+
+/**
+ * The one way a delivery is made: text `kind` of incident `incidentId` to `to`, keyed by
+ * `deliveryKey` (so a repeat of the same text to the same contact is the same record).
+ */
+export function newDelivery(
+  incidentId: string,
+  to: Recipient,
+  kind: DeliveryKind,
+  body: string,
+  extra: { traceparent?: string; held?: string } = {},
+): NewDelivery {
+  return {
+    key: deliveryKey(incidentId, to.contactId, kind),
+    contactId: to.contactId,
+    contactName: to.contactName,
+    phone: to.phone,
+    kind,
+    body,
+    ...(extra.traceparent === undefined ? {} : { traceparent: extra.traceparent }),
+    ...(extra.held === undefined ? {} : { held: extra.held }),
+  };
+}
 
 /**
  * Codes of an attempt that made no carrier request at all: its lease ran too short for one

@@ -77,18 +77,31 @@ export interface SosFacts {
 
 export const lastSeenText = (l: LastSeen) => `Last seen ${ageText(l.ageMs)} at ${mapLink(l.point)}`;
 
-export function sosMessage(f: SosFacts): string {
+/**
+ * What every SOS text says first, whatever raised it: who (name rules applied), the place they
+ * named (` at …`, or nothing), where they are (the freshest fix, else the place given with the
+ * alert, else that none was shared) and a time as `YYYY-MM-DD HH:MM` (UTC).
+ */
+export function sosOpening(
+  f: Pick<SosFacts, 'personName' | 'locationName' | 'location' | 'lastSeen'>,
+  at: Date,
+): { who: string; where: string; map: string; when: string } {
   const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
   const place = plainName(f.locationName ?? '');
   const where = place ? ` at ${clip(place, 80)}` : '';
-  const meeting = plainName(f.meetingName ?? '');
-  const withWhom = meeting ? ` (meeting ${clip(meeting, 60)})` : '';
   const map = f.lastSeen
     ? ` ${lastSeenText(f.lastSeen)}`
     : f.location
       ? ` Last known location: ${mapLink(f.location)}`
       : ' No location was shared.';
-  const when = f.deadline.toISOString().slice(0, 16).replace('T', ' ');
+  const when = at.toISOString().slice(0, 16).replace('T', ' ');
+  return { who, where, map, when };
+}
+
+export function sosMessage(f: SosFacts): string {
+  const { who, where, map, when } = sosOpening(f, f.deadline);
+  const meeting = plainName(f.meetingName ?? '');
+  const withWhom = meeting ? ` (meeting ${clip(meeting, 60)})` : '';
   const body = `SOS from Vigil: ${who} did not check in after a meeting${where}${withWhom}. Their safety timer ran out at ${when} UTC.${map} Please try to reach them now; call local emergency services if you cannot.`;
   return clip(body, MAX_SMS_CHARS);
 }

@@ -1,5 +1,5 @@
 /** The SOS text of a panic button press. Pure; the same limits and name rules as ./messages.ts. */
-import { clip, lastSeenText, mapLink, MAX_SMS_CHARS, plainName, type LastSeen } from './messages.js';
+import { clip, MAX_SMS_CHARS, plainName, sosOpening, type LastSeen } from './messages.js';
 import type { GeoPoint } from './timer.js';
 
 export interface PanicFacts {
@@ -14,15 +14,7 @@ export interface PanicFacts {
 }
 
 export function panicMessage(f: PanicFacts): string {
-  const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
-  const place = plainName(f.locationName ?? '');
-  const where = place ? ` at ${clip(place, 80)}` : '';
-  const map = f.lastSeen
-    ? ` ${lastSeenText(f.lastSeen)}`
-    : f.location
-      ? ` Last known location: ${mapLink(f.location)}`
-      : ' No location was shared.';
-  const when = f.raisedAt.toISOString().slice(0, 16).replace('T', ' ');
+  const { who, where, map, when } = sosOpening(f, f.raisedAt);
   const note = plainName(f.note ?? '');
   const said = note ? ` Their note: "${clip(note, 100)}"` : '';
   const body = `SOS from Vigil: ${who} pressed the panic button${where} at ${when} UTC.${map}${said} Please try to reach them now; call local emergency services if you cannot.`;

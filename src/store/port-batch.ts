@@ -4,15 +4,12 @@
  * several commits per timer or per SMS. Part of `Store` (./port.ts).
  */
 import type { Contact } from '../domain/contact.js';
-import type { Delivery } from '../domain/delivery.js';
+import type { Delivery, Recipient } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 
 /** One contact who gets the SOS of an escalation; the delivery key is made from the incident the store keeps. */
-export interface SosRecipient {
-  contactId: string;
-  contactName: string;
-  phone: string;
+export interface SosRecipient extends Recipient {
   body: string;
   /** W3C traceparent stored with the delivery (the send continues the escalation's trace) */
   traceparent?: string;

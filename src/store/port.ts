@@ -5,14 +5,14 @@
  * Adapters: ./sqlite/sqlite-store.ts (embedded), ./mongo/ (cluster).
  */
 import type { Contact } from '../domain/contact.js';
-import type { Delivery, DeliveryKind, DeliveryStatus } from '../domain/delivery.js';
+import type { Delivery, DeliveryStatus, NewDelivery } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
 import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
 import type { LocationStore } from './port-location.js';
 
-export type { DeliveryOutcome };
+export type { DeliveryOutcome, NewDelivery };
 import type { ModerationStore } from './port-moderation.js';
 import type { SafetyStore } from './port-safety.js';
 
@@ -42,19 +42,6 @@ export type ArmResult =
   | { kind: 'idempotency_mismatch' }
   /** the person already has a live timer */
   | { kind: 'live_timer_exists'; timer: Timer };
-
-export interface NewDelivery {
-  key: string;
-  contactId: string;
-  contactName: string;
-  phone: string;
-  kind: DeliveryKind;
-  body: string;
-  /** W3C traceparent to store with the delivery (each send continues that trace) */
-  traceparent?: string;
-  /** a cap held it back: stored `superseded` with this `lastError` (`held_<reason>`), never sent */
-  held?: string;
-}
 
 /** The status a carrier receipt reports, in domain words (sms/twilio-receipts.ts maps Twilio's). */
 export type ReceiptStatus = 'sent' | 'delivered' | 'failed';

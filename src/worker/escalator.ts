@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { AllClear } from '../app/all-clear.js';
 import { newId } from '../app/ids.js';
 import type { SmsBudget } from '../app/sms-budget.js';
-import { deliveryKey } from '../domain/delivery.js';
+import { newDelivery, recipientOf } from '../domain/delivery.js';
 import { sosMessage } from '../domain/messages.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
@@ -132,7 +132,7 @@ export class Escalator {
         timer,
         fence: timer.expiredByFence ?? fence,
         incidentId: p.incidentId,
-        recipients: (picked[i] ?? []).map((c) => ({ contactId: c.id, contactName: c.name, phone: c.phone, body, traceparent })),
+        recipients: (picked[i] ?? []).map((c) => ({ ...recipientOf(c), body, traceparent })),
       };
     });
     const results = await this.store.escalateBatch(items);
@@ -190,15 +190,7 @@ export class Escalator {
     });
     await this.store.addDeliveries(
       incident,
-      contacts.map((c) => ({
-        key: deliveryKey(incident.id, c.id, 'sos'),
-        contactId: c.id,
-        contactName: c.name,
-        phone: c.phone,
-        kind: 'sos' as const,
-        body,
-        traceparent: this.tracing.traceparent(),
-      })),
+      contacts.map((c) => newDelivery(incident.id, recipientOf(c), 'sos', body, { traceparent: this.tracing.traceparent() })),
     );
     this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
     this.events.publish(joined ? incidentJoinedEvent(incident, timer.id) : sosEvent(incident));

@@ -1,16 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import type { Lease } from '../../src/lock/port.js';
 import { RedisLock, type RedisLockOptions } from '../../src/lock/redis-lock.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { freePort } from '../helpers/net.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { lockContract } from './lock-contract.js';
 
 const suite = redisAvailable() ? 'RedisLock' : `RedisLock (skipped: ${REDIS_MISSING})`;
@@ -158,7 +157,7 @@ describe.skipIf(!redisAvailable())(`${suite}: Redis faults`, () => {
 describe.skipIf(!redisAvailable())(`${suite}: fences across Redis restarts, hash tags`, () => {
   // Its own server: a case restarts it.
   let server: RedisServer;
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
   const opened: RedisLock[] = [];
   const open = async (options: Partial<RedisLockOptions> = {}) => {
@@ -176,14 +175,13 @@ describe.skipIf(!redisAvailable())(`${suite}: fences across Redis restarts, hash
     server = await startRedis();
   });
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-fence-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
   });
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((l) => l.close()));
     if (server.pid() === undefined) await server.start();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
   afterAll(async () => {
     await server?.stop();

@@ -4,17 +4,15 @@
  * due timers armed straight through the store. Call `sweepSuite()` inside the describe.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { Lock } from '../../src/lock/port.js';
 import { RedisLock } from '../../src/lock/redis-lock.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Sweeper, SweepSettings } from '../../src/worker/sweeper.js';
 import { startRedis, type RedisServer } from './redis-server.js';
+import { tempSqliteStore, type TempSqliteStore } from './sqlite-store.js';
 import { testWorkers } from './workers.js';
 
 export interface SweepSuite {
@@ -28,8 +26,7 @@ export interface SweepSuite {
 
 export function sweepSuite(): SweepSuite {
   let server: RedisServer | undefined;
-  let dir: string;
-  let store: SqliteStore | undefined;
+  let tmp: TempSqliteStore | undefined;
   const locks: RedisLock[] = [];
   const keyPrefix = `test:${randomUUID()}:`;
   const need = <T>(v: T | undefined, what: string): T => {
@@ -44,20 +41,18 @@ export function sweepSuite(): SweepSuite {
     await server?.stop();
   });
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-sweep-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
   });
   afterEach(async () => {
     await Promise.all(locks.splice(0).map((l) => l.close()));
     // a test that stopped Redis leaves it running again for the next one
     if (server && server.pid() === undefined) await server.start();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp?.cleanup();
   });
 
   return {
     server: () => need(server, 'redis-server'),
-    store: () => need(store, 'the SQLite store'),
+    store: () => need(tmp?.store, 'the SQLite store'),
     connect: async () => {
       const lock = await RedisLock.connect({ url: need(server, 'redis-server').url, keyPrefix });
       locks.push(lock);

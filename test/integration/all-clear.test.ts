@@ -6,9 +6,6 @@
  * them; the carrier is scripted per number so each interleaving is chosen, and the
  * store's clock is the test's, so backoffs pass without waiting.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SmsBudget } from '../../src/app/sms-budget.js';
@@ -22,7 +19,7 @@ import { createMetrics } from '../../src/metrics.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
 import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually, startTestVigil } from '../helpers/vigil.js';
 import { testWorkers } from '../helpers/workers.js';
 
@@ -87,14 +84,10 @@ function withFault<K extends keyof Store>(store: Store, method: K, fault: Store[
 }
 
 async function world(opts: { escalatorStore?: (s: Store) => Store } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-allclear-'));
   let t = Date.parse('2025-03-01T10:00:00.000Z');
   const clock = () => t;
-  const store = await SqliteStore.open({ file: join(dir, 'vigil.db'), clock });
-  cleanups.push(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { store, cleanup } = await tempSqliteStore({ clock });
+  cleanups.push(cleanup);
   const metrics = createMetrics({ replica: 'allclear', collectDefault: false });
   metrics.observeStore(store);
   const lines: string[] = [];

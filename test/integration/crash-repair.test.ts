@@ -4,12 +4,12 @@
  * next tick: exactly one incident and one SMS per contact.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConsoleCarrier } from '../../src/sms/console.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteFile } from '../helpers/sqlite-store.js';
 import { eventually, startTestVigil, untilPast } from '../helpers/vigil.js';
 
 const fixture = join(process.cwd(), 'test', 'fixtures', 'crash-escalation.ts');
@@ -39,9 +39,8 @@ async function armDueTimers(file: string, n: number): Promise<string[]> {
 
 describe.each(['before-incident', 'before-deliveries', 'before-mark'])('a sweeper killed %s', (point) => {
   it('is repaired by the next tick after restart: one incident per timer, one SMS per contact', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'vigil-crash-'));
+    const { dir, file, cleanup } = tempSqliteFile();
     try {
-      const file = join(dir, 'vigil.db');
       const ids = await armDueTimers(file, 3);
       const r = spawnSync(process.execPath, ['--import', 'tsx', fixture, file, point], { encoding: 'utf8', timeout: 60_000 });
       expect(r.signal).toBe('SIGKILL');
@@ -75,7 +74,7 @@ describe.each(['before-incident', 'before-deliveries', 'before-mark'])('a sweepe
         await v.stop({ keepData: true });
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      cleanup();
     }
   });
 });

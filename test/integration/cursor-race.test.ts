@@ -6,8 +6,6 @@
  * boundary are not skipped (keyset on updatedAt, id).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,7 +16,7 @@ import { TimerService } from '../../src/app/timers.js';
 import { makeLimits } from '../../src/domain/limits.js';
 import type { Timer } from '../../src/domain/timer.js';
 import { createMetrics } from '../../src/metrics.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore } from '../helpers/sqlite-store.js';
 
 const fixture = join(process.cwd(), 'test', 'fixtures', 'sqlite-writer.ts');
 
@@ -29,13 +27,8 @@ afterEach(async () => {
 });
 
 async function world(opts: { clock?: () => number } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-cursor-'));
-  const file = join(dir, 'vigil.db');
-  const store = await SqliteStore.open({ file, ...opts });
-  cleanups.push(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { store, file, cleanup } = await tempSqliteStore(opts);
+  cleanups.push(cleanup);
   const metrics = createMetrics({ replica: 'cursor', collectDefault: false });
   const timers = new TimerService(
     store,

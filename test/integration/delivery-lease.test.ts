@@ -9,9 +9,6 @@
  * Runs on SQLite and, when FerretDB is installed, on the Mongo adapter.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AllClear } from '../../src/app/all-clear.js';
 import { SmsBudget } from '../../src/app/sms-budget.js';
@@ -25,11 +22,11 @@ import { RateLimitedCarrier } from '../../src/sms/rate-limited.js';
 import { TwilioCarrier } from '../../src/sms/twilio.js';
 import { MongoStore } from '../../src/store/mongo/mongo-store.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Dispatcher, type DispatchSettings } from '../../src/worker/dispatcher.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
 import { gate } from '../helpers/slow-store.js';
+import { tempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually } from '../helpers/vigil.js';
 
 const log = createLogger({ level: 'silent' });
@@ -45,17 +42,7 @@ interface Backend {
 
 const sqlite: Backend = {
   name: 'sqlite',
-  async open() {
-    const dir = mkdtempSync(join(tmpdir(), 'vigil-dlease-'));
-    const store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
-    return {
-      store,
-      async cleanup() {
-        await store.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
+  open: () => tempSqliteStore(),
 };
 
 const ferretRunnable = ferretAvailable();

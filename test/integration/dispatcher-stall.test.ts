@@ -6,19 +6,17 @@
  * for either. The store is a real SQLite store with one call held by a gate that opens only
  * when the test ends.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deliveryKey } from '../../src/domain/delivery.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Scheduler } from '../../src/worker/scheduler.js';
 import { withinMs } from '../helpers/deadline.js';
 import { RecordingCarrier } from '../helpers/recording-carrier.js';
 import { gate, hookedStore } from '../helpers/slow-store.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually } from '../helpers/vigil.js';
 import { testWorkers } from '../helpers/workers.js';
 
@@ -63,18 +61,17 @@ const dispatchErrors = async (metrics: Metrics) =>
   (await metrics.loopErrors.get()).values.find((v) => v.labels.loop === 'dispatch')?.value ?? 0;
 
 describe('dispatcher stall guard', () => {
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
   let release: () => void = () => undefined;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-dstall-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
   });
   afterEach(async () => {
     release();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
 
   it('a tick whose claim never answers is abandoned after stallMs and counted; the next tick claims and sends', async () => {

@@ -2,18 +2,16 @@
  * Shutdown never starts a send the store cannot record: stopping the ticks waits for the
  * dispatch tick that is claiming right now and for its sends, and no tick runs after it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deliveryKey, type AttemptResult } from '../../src/domain/delivery.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { Carrier, OutgoingSms } from '../../src/sms/port.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Scheduler } from '../../src/worker/scheduler.js';
 import { gate, hookedStore } from '../helpers/slow-store.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { testWorkers } from '../helpers/workers.js';
 
 /** Records when each send started and ended (performance.now()). */
@@ -56,16 +54,15 @@ async function seedDeliveries(store: Store, n: number): Promise<string[]> {
 }
 
 describe('dispatcher stop', () => {
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-dstop-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
   });
   afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
 
   it('stop() waits for the tick that is claiming and its sends; every outcome is recorded before it resolves and no tick runs after it', async () => {

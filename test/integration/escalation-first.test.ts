@@ -5,15 +5,13 @@
  * last incident about a second later (docs/sms.md, "Send rate"). Real SQLite store, sweeper,
  * escalator and dispatcher; the fake carrier records when each send arrived.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { LatencyCarrier } from '../helpers/recording-carrier.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually } from '../helpers/vigil.js';
 import { testWorkers } from '../helpers/workers.js';
 
@@ -21,11 +19,11 @@ const log = createLogger({ level: 'silent' });
 const TIMERS = 600;
 
 describe('escalation first, then texts', () => {
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-escfirst-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
     const now = await store.now();
     for (let i = 0; i < TIMERS; i++) {
       await store.replaceContacts(`u${i}`, [{ id: `c${i}`, name: 'C', phone: '+14155550100' }]);
@@ -38,8 +36,7 @@ describe('escalation first, then texts', () => {
     }
   });
   afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
 
   /** Sweep the backlog while the dispatcher ticks on every turn of the event loop; when each side worked. */

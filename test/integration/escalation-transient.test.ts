@@ -10,9 +10,6 @@
  * with an unconfirmed write concern or `MaxTimeMSExpired`, as a primary under strain would.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import mongoose from 'mongoose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -20,9 +17,10 @@ import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { MongoStore } from '../../src/store/mongo/mongo-store.js';
 import type { Store } from '../../src/store/port.js';
 import { unavailableOr } from '../../src/store/sqlite/errors.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb } from '../helpers/ferretdb.js';
 import { RecordingCarrier } from '../helpers/recording-carrier.js';
+import { tempSqliteStore } from '../helpers/sqlite-store.js';
 import { armDue } from '../helpers/sweep-suite.js';
 import { startFaultProxy, type FaultAction } from '../helpers/wire-faults.js';
 import { testWorkers } from '../helpers/workers.js';
@@ -37,12 +35,8 @@ afterEach(async () => {
 });
 
 async function sqlite(): Promise<SqliteStore> {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-transient-'));
-  const store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
-  cleanups.push(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { store, cleanup } = await tempSqliteStore();
+  cleanups.push(cleanup);
   return store;
 }
 

@@ -5,12 +5,9 @@
  * `vigil_timers_overdue*` (and the VigilTimersOverdue alert on them) count only timers past
  * deadline + grace, and the queue age runs from then.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually, startTestVigil, untilPast } from '../helpers/vigil.js';
 
 const GRACE_S = 2;
@@ -50,9 +47,8 @@ describe('GRACE_SECONDS: due at deadline + grace', () => {
   });
 
   it('vigil_timers_overdue counts only timers past deadline + grace; the queue age runs from deadline + grace', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'vigil-grace-'));
     const t = Date.parse('2025-03-01T10:00:00.000Z');
-    const store = await SqliteStore.open({ file: join(dir, 'vigil.db'), clock: () => t });
+    const { store, cleanup } = await tempSqliteStore({ clock: () => t });
     try {
       for (const [id, pastMs] of [
         ['late', 90_000],
@@ -70,8 +66,7 @@ describe('GRACE_SECONDS: due at deadline + grace', () => {
       expect(await gauges(30_000)).toEqual([1, 60]);
       expect(await gauges(120_000)).toEqual([0, 0]);
     } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
+      await cleanup();
     }
   });
 });

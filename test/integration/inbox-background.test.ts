@@ -5,26 +5,23 @@
  * the other processes queue behind). A fact recorded twice (two contacts of one incident) is
  * still one entry, announced once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotificationService } from '../../src/app/notifications.js';
 import { contactsTextedNotification } from '../../src/domain/notification.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 
-let dir: string;
+let tmp: TempSqliteStore;
 let store: SqliteStore;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vigil-inbox-'));
-  store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+  tmp = await tempSqliteStore();
+  store = tmp.store;
 });
 
 afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await tmp.cleanup();
 });
 
 /** the store's addNotifications, counting its calls */

@@ -3,9 +3,7 @@
  * location service and a SQLite store on one movable clock (no waiting for minutes to pass).
  * The cache falling over (Redis down) makes the SOS use the store's last flushed fix.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocationService } from '../../src/app/location.js';
@@ -17,28 +15,28 @@ import { MemoryFixes } from '../../src/location/memory-fixes.js';
 import type { LatestFixes } from '../../src/location/port.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Escalator } from '../../src/worker/escalator.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { testWorkers } from '../helpers/workers.js';
 
 const log = pino({ level: 'silent' });
 const ARMED = { lat: 37.7749, lng: -122.4194 };
 const MOVED = { lat: 37.8049, lng: -122.4094 };
 
-let dir: string;
+let tmp: TempSqliteStore;
 let store: SqliteStore;
 let now: number;
 const events: VigilEvent[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vigil-loc-esc-'));
   now = Date.parse('2030-06-01T18:00:00.000Z');
-  store = await SqliteStore.open({ file: join(dir, 'vigil.db'), clock: () => now });
+  tmp = await tempSqliteStore({ clock: () => now });
+  store = tmp.store;
   events.length = 0;
 });
 afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await tmp.cleanup();
 });
 
 function build(cache: LatestFixes) {

@@ -6,9 +6,6 @@
  * held; a cap holds follow-ups only, counting texts handed to a carrier, and a held text says
  * why on the incident. The allowance arithmetic itself is in test/unit/sms-caps.test.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocationService } from '../../src/app/location.js';
@@ -23,8 +20,8 @@ import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { VigilEvent } from '../../src/realtime/events.js';
 import { TwilioCarrier } from '../../src/sms/twilio.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
+import { tempSqliteStore } from '../helpers/sqlite-store.js';
 import { testWorkers } from '../helpers/workers.js';
 import { FROM } from './sms-support.js';
 
@@ -46,14 +43,10 @@ afterEach(async () => {
 });
 
 async function world(caps: { maxPerIncident: number; maxPerUserPerDay: number }) {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-caps-'));
   let t = Date.parse('2025-03-01T10:00:00.000Z');
   const clock = () => t;
-  const store = await SqliteStore.open({ file: join(dir, 'vigil.db'), clock });
-  cleanups.push(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { store, cleanup } = await tempSqliteStore({ clock });
+  cleanups.push(cleanup);
   const metrics = createMetrics({ replica: 'caps', collectDefault: false });
   const lines: string[] = [];
   const log = createLogger({ level: 'info' }, new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString('utf8')), cb()) }));

@@ -4,16 +4,14 @@
  * dispatcher claims only what can start within half a lease (no lease lapses in the queue).
  * Real SQLite store and dispatcher; the fake carrier records when each send reached it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deliveryKey } from '../../src/domain/delivery.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { RateLimitedCarrier } from '../../src/sms/rate-limited.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { LatencyCarrier } from '../helpers/recording-carrier.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually } from '../helpers/vigil.js';
 import { testWorkers } from '../helpers/workers.js';
 
@@ -31,15 +29,14 @@ function busiestWindow(times: number[], windowMs: number): number {
 const log = createLogger({ level: 'silent' });
 
 describe('sms pacing', () => {
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-pacing-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
   });
   afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
 
   it('a carrier limited to N/s never gets more than N sends in any one-second window', async () => {

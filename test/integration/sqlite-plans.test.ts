@@ -7,28 +7,24 @@
  * Guarded here with EXPLAIN QUERY PLAN on a real database file.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERIES_SQL } from '../../src/store/sqlite/deliveries-statements.js';
 import { SAFETY_SQL } from '../../src/store/sqlite/safety-statements.js';
 import { TIMERS_SQL } from '../../src/store/sqlite/timers-statements.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 
-let dir: string;
+let tmp: TempSqliteStore | undefined;
 let db: Database.Database;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vigil-plans-'));
-  const file = join(dir, 'vigil.db');
-  await (await SqliteStore.open({ file })).close(); // the migrations, as the service runs them
-  db = new Database(file, { readonly: true });
+  tmp = await tempSqliteStore();
+  await tmp.store.close(); // the migrations, as the service runs them
+  db = new Database(tmp.file, { readonly: true });
   db.function('store_now', () => 0);
 });
-afterAll(() => {
+afterAll(async () => {
   db?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await tmp?.cleanup();
 });
 
 /** The plan's top-level steps (the outer statement's own table access), as SQLite prints them. */

@@ -4,21 +4,21 @@
  * every row and every value, and the indexes the statements rely on exist again.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteFile, type TempSqliteFile } from '../helpers/sqlite-store.js';
 
-const dirs: string[] = [];
+const dirs: TempSqliteFile[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) d.cleanup();
 });
 
 function versionOneFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-upgrade-'));
-  dirs.push(dir);
-  const file = join(dir, 'vigil.db');
+  const tmp = tempSqliteFile();
+  dirs.push(tmp);
+  const { file } = tmp;
   const db = new Database(file);
   db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   db.exec(readFileSync(join(process.cwd(), 'src', 'store', 'sqlite', 'migrations', '001_init.sql'), 'utf8'));

@@ -7,14 +7,13 @@
  * handler slept with the event loop blocked: one replica's burst stalled every other
  * replica's check-ins.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore, sqliteOperations } from '../../src/store/sqlite/sqlite-store.js';
 import { WriteGate } from '../../src/store/sqlite/write-gate.js';
 import { holdWriteLock, type LockHolder } from '../helpers/sqlite-lock-holder.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { startTestVigil } from '../helpers/vigil.js';
 
 /** settles → its state; still pending after a few event-loop turns → 'pending' */
@@ -30,15 +29,15 @@ async function state(p: Promise<unknown>): Promise<'pending' | 'fulfilled' | 're
 
 const contact = (name: string) => ({ id: `c-${name}`, name, phone: '+14155550100' });
 
-let dir: string;
+let tmp: TempSqliteStore;
 let file: string;
 let holder: LockHolder | undefined;
 let store: SqliteStore | undefined;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vigil-gate-'));
-  file = join(dir, 'vigil.db');
-  await (await SqliteStore.open({ file })).close(); // the migrations, before anyone holds the lock
+  tmp = await tempSqliteStore();
+  file = tmp.file;
+  await tmp.store.close(); // the migrations, before anyone holds the lock
 });
 
 afterEach(async () => {
@@ -46,7 +45,7 @@ afterEach(async () => {
   holder = undefined;
   await store?.close();
   store = undefined;
-  rmSync(dir, { recursive: true, force: true });
+  await tmp.cleanup();
 });
 
 /** a connection of its own to the test file, with a table `t (v)` and a gate that waits up to `waitMs`; closed after `body` */

@@ -5,16 +5,14 @@
  * neither the claim nor the others. Real SQLite; the failing read is the real store with one
  * method replaced.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PanicService } from '../../src/app/panic.js';
 import { SmsBudget } from '../../src/app/sms-budget.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { Store } from '../../src/store/port.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { armDue } from '../helpers/sweep-suite.js';
 import { testWorkers } from '../helpers/workers.js';
 
@@ -40,16 +38,15 @@ async function sweepErrors(metrics: Metrics): Promise<number> {
 }
 
 describe('sweep: a failing repair never stops claiming', () => {
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-isolation-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
   });
   afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
 
   /** A sweeper over `sweepStore`, with the panic repair over `panicStore` (the real service) and a counted warning run. */

@@ -3,29 +3,26 @@
  * claim) run at most every `onceEveryMs` on the sweeps the scheduler starts, and on every
  * sweep called by hand; a sweep that skips them still claims and escalates what is due.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
 import { armDue } from '../helpers/sweep-suite.js';
 import { testWorkers } from '../helpers/workers.js';
 
 const log = createLogger({ level: 'silent' });
 
 describe('sweeper: repairs and warnings of every shard', () => {
-  let dir: string;
+  let tmp: TempSqliteStore;
   let store: SqliteStore;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vigil-once-'));
-    store = await SqliteStore.open({ file: join(dir, 'vigil.db') });
+    tmp = await tempSqliteStore();
+    store = tmp.store;
   });
   afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await tmp.cleanup();
   });
 
   function sweeper(onceEveryMs?: number) {

@@ -7,8 +7,10 @@ import {
   DELIVERY_STATUSES,
   deliveryKey,
   FINAL_DELIVERY,
+  newDelivery,
   outcomeOf,
   receiptFrom,
+  recipientOf,
   wantsAllClear,
   type AttemptResult,
   type Delivery,
@@ -23,6 +25,31 @@ describe('deliveryKey', () => {
   it('sos key is incidentId:contactId, all_clear adds the kind', () => {
     expect(deliveryKey('inc1', 'c_ab', 'sos')).toBe('inc1:c_ab');
     expect(deliveryKey('inc1', 'c_ab', 'all_clear')).toBe('inc1:c_ab:all_clear');
+  });
+});
+
+describe('newDelivery', () => {
+  const to = recipientOf({ id: 'c_ab', name: 'Bo', phone: '+15550100' });
+
+  it('keys each kind by deliveryKey and names the contact as a delivery does', () => {
+    for (const kind of ['sos', 'all_clear', 'moved'] as const)
+      expect(newDelivery('inc1', to, kind, 'hi')).toStrictEqual({
+        key: deliveryKey('inc1', 'c_ab', kind),
+        contactId: 'c_ab',
+        contactName: 'Bo',
+        phone: '+15550100',
+        kind,
+        body: 'hi',
+      });
+  });
+
+  it('carries a traceparent and a held reason only when given', () => {
+    expect(newDelivery('inc1', to, 'moved', 'hi', { traceparent: 'tp', held: 'held_cap' })).toMatchObject({
+      traceparent: 'tp',
+      held: 'held_cap',
+    });
+    expect(Object.keys(newDelivery('inc1', to, 'sos', 'hi', { traceparent: undefined, held: undefined }))).not.toContain('traceparent');
+    expect(Object.keys(newDelivery('inc1', to, 'sos', 'hi', { held: undefined }))).not.toContain('held');
   });
 });
 

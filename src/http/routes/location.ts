@@ -3,8 +3,8 @@
  * read the trail of an open incident (`/v1/admin/incidents/:id/locations`).
  */
 import { Router } from 'express';
-import type { LocationService, Trail } from '../../app/location.js';
-import { fixView, postView } from '../../wire/location.js';
+import type { FixInput, LocationService, Trail } from '../../app/location.js';
+import { fixView, postView, type FixBodyInput } from '../../wire/location.js';
 import { principal } from '../auth.js';
 import { FixBody, IdParam, parse } from '../validation.js';
 
@@ -17,6 +17,11 @@ const trailView = (t: Trail) => ({
 });
 
 /** Mounted at /v1/timers, next to the timer routes. */
+/** A fix as the request body says it, as the location service takes it (a time given as text becomes a Date). */
+export function fixInput(body: FixBodyInput): FixInput {
+  return { lat: body.lat, lng: body.lng, accuracyM: body.accuracyM, at: body.at === undefined ? undefined : new Date(body.at) };
+}
+
 export function locationRoutes(location: LocationService): Router {
   const r = Router();
 
@@ -24,12 +29,7 @@ export function locationRoutes(location: LocationService): Router {
     const p = principal(req);
     const body = parse(FixBody, req.body, 'request body');
     const id = parse(IdParam, req.params.id, 'timer id');
-    const out = await location.post({ userId: p.userId, displayName: p.name }, id, {
-      lat: body.lat,
-      lng: body.lng,
-      accuracyM: body.accuracyM,
-      at: body.at === undefined ? undefined : new Date(body.at),
-    });
+    const out = await location.post({ userId: p.userId, displayName: p.name }, id, fixInput(body));
     res.json(postView(out));
   });
 

@@ -8,6 +8,7 @@ import { postView } from '../../wire/location.js';
 import { incidentView, notificationView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { EmptyBody, FixBody, IdParam, NotificationQuery, parse, SosBody, SosIdempotencyKey } from '../validation.js';
+import { fixInput } from './location.js';
 
 /** The fingerprint is over the parsed, canonical body (as for arming a timer). */
 const fingerprint = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
@@ -44,12 +45,11 @@ export function ownIncidentRoutes(panic: PanicService, location?: LocationServic
     r.post('/:id/location', async (req, res) => {
       const p = principal(req);
       const body = parse(FixBody, req.body, 'request body');
-      const out = await location.postForIncident({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'incident id'), {
-        lat: body.lat,
-        lng: body.lng,
-        accuracyM: body.accuracyM,
-        at: body.at === undefined ? undefined : new Date(body.at),
-      });
+      const out = await location.postForIncident(
+        { userId: p.userId, displayName: p.name },
+        parse(IdParam, req.params.id, 'incident id'),
+        fixInput(body),
+      );
       res.json(postView(out));
     });
   return r;

@@ -7,11 +7,11 @@
  * makes the whole batch `Unavailable`: its escalations stay pending and the next sweep repeats them.
  */
 import type { Contact } from '../../domain/contact.js';
-import { deliveryKey, type Delivery } from '../../domain/delivery.js';
+import { newDelivery, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { toContact, toDelivery, toIncident } from './docs.js';
-import { applyEarlyReceipts } from './deliveries.js';
+import { applyEarlyReceipts, attemptUpdate, newDeliveryDoc } from './deliveries.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
 import { joinIncident, timerIncidentDoc } from './incidents.js';
@@ -63,22 +63,13 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
 
   const deliveries: DeliveryDoc[] = items.flatMap(({ timer, recipients }) => {
     const incidentId = incidentOf(timer.id)._id;
-    return recipients.map((r) => ({
-      _id: deliveryKey(incidentId, r.contactId, 'sos'),
-      incidentId,
-      userId: timer.userId,
-      contactId: r.contactId,
-      contactName: r.contactName,
-      phone: r.phone,
-      kind: 'sos' as const,
-      body: r.body,
-      status: 'pending' as const,
-      attempts: 0,
-      nextAttemptAt: now,
-      createdAt: now,
-      updatedAt: now,
-      ...(r.traceparent === undefined ? {} : { traceparent: r.traceparent }),
-    }));
+    return recipients.map((r) =>
+      newDeliveryDoc(
+        { id: incidentId, userId: timer.userId },
+        newDelivery(incidentId, r, 'sos', r.body, { traceparent: r.traceparent }),
+        now,
+      ),
+    );
   });
   if (deliveries.length > 0) await tolerateDuplicates(() => ctx.m.deliveries.insertMany(deliveries, insertOptions(ctx, false)));
 
@@ -173,15 +164,14 @@ export async function recordAttempts(ctx: Ctx, list: AttemptRecord[]): Promise<(
   if (list.length === 0) return [];
   const now = await ctx.now();
   const op = newOp();
-  const ops = list.map(({ key, attempt, outcome: o }) => {
-    const set: Partial<DeliveryDoc> = { status: o.status, carrier: o.carrier, updatedAt: now, lastOp: op };
-    if (o.providerMessageId !== undefined) set.providerMessageId = o.providerMessageId;
-    if (o.nextAttemptAt !== undefined) set.nextAttemptAt = o.nextAttemptAt;
-    if (o.error !== undefined) set.lastError = o.error;
-    if (o.maybeAccepted === true) set.maybeAccepted = true;
-    const unset: Record<string, 1> = { leaseUntil: 1, claimToken: 1 };
-    if (o.error === undefined) unset.lastError = 1;
-    return { updateOne: { filter: { _id: key, status: 'sending' as const, attempts: attempt }, update: { $set: set, $unset: unset } } };
+  const ops = list.map(({ key, attempt, outcome }) => {
+    const { set, unset } = attemptUpdate(outcome, now);
+    return {
+      updateOne: {
+        filter: { _id: key, status: 'sending' as const, attempts: attempt },
+        update: { $set: { ...set, lastOp: op }, $unset: unset },
+      },
+    };
   });
   try {
     await bulkUpdate(ctx, ctx.m.deliveries, ops);

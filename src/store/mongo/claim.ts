@@ -5,8 +5,7 @@
  * If (2) is unconfirmed, (3) reads with majority: only committed claims are returned.
  */
 import type { Model, QueryFilter, UpdateQuery } from 'mongoose';
-import { isWriteConcernError } from './errors.js';
-import { newOp, rereadMajority, type Ctx } from './writes.js';
+import { newOp, writeThenRead, type Ctx } from './writes.js';
 
 interface Claimable {
   _id: string;
@@ -51,24 +50,20 @@ export async function claimBatch<D extends Claimable>(
   const ids = (admit ? (await admit.keep(candidates)).slice(0, limit) : candidates).map((c) => c._id);
   if (ids.length === 0) return [];
   const claimToken = newOp();
-  let unconfirmed: unknown;
-  try {
-    await model
-      .updateMany(
-        { _id: { $in: ids }, ...due } as QueryFilter<D>,
-        { ...claim.update, $set: { ...claim.update.$set, claimToken, lastOp: claimToken } },
-        { writeConcern: ctx.wc },
-      )
-      .exec();
-  } catch (err) {
-    if (!isWriteConcernError(err)) throw err;
-    unconfirmed = err;
-  }
   const q = model
     .find({ _id: { $in: ids }, claimToken } as QueryFilter<D>)
     .sort({ [order]: 1, _id: 1 })
     .limit(ids.length)
     .batchSize(ids.length);
-  if (unconfirmed === undefined) return q.lean<D[]>().exec();
-  return rereadMajority(unconfirmed, () => q.readConcern('majority').lean<D[]>().exec());
+  return writeThenRead(
+    () =>
+      model
+        .updateMany(
+          { _id: { $in: ids }, ...due } as QueryFilter<D>,
+          { ...claim.update, $set: { ...claim.update.$set, claimToken, lastOp: claimToken } },
+          { writeConcern: ctx.wc },
+        )
+        .exec(),
+    (majority) => (majority ? q.readConcern('majority') : q).lean<D[]>().exec(),
+  );
 }

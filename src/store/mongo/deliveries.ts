@@ -6,9 +6,31 @@ import { claimBatch } from './claim.js';
 import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { DeliveryDoc, EarlyReceiptDoc } from './schemas.js';
-import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+import { casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, writeThenRead, type Ctx } from './writes.js';
 
 const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ incidentId }).sort({ createdAt: 1, _id: 1 });
+
+/** The document of a new delivery: one text of `incident` (its id and person) to one contact, due now. */
+export function newDeliveryDoc(incident: Pick<Incident, 'id' | 'userId'>, d: NewDelivery, now: Date): DeliveryDoc {
+  return {
+    _id: d.key,
+    incidentId: incident.id,
+    userId: incident.userId,
+    contactId: d.contactId,
+    contactName: d.contactName,
+    phone: d.phone,
+    kind: d.kind,
+    body: d.body,
+    status: d.held ? 'superseded' : 'pending',
+    attempts: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    updatedAt: now,
+    ...(d.traceparent === undefined ? {} : { traceparent: d.traceparent }),
+    // a cap held it back: never sent, and the incident says why
+    ...(d.held === undefined ? {} : { lastError: d.held }),
+  };
+}
 
 /**
  * Insert the deliveries that do not exist yet: one unordered insertMany; duplicate-key
@@ -19,24 +41,7 @@ const ofIncident = (ctx: Ctx, incidentId: string) => ctx.m.deliveries.find({ inc
 export async function addDeliveries(ctx: Ctx, incident: Incident, list: NewDelivery[]): Promise<Delivery[]> {
   if (list.length > 0) {
     const now = await ctx.now();
-    const docs: DeliveryDoc[] = list.map((d) => ({
-      _id: d.key,
-      incidentId: incident.id,
-      userId: incident.userId,
-      contactId: d.contactId,
-      contactName: d.contactName,
-      phone: d.phone,
-      kind: d.kind,
-      body: d.body,
-      status: d.held ? 'superseded' : 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      createdAt: now,
-      updatedAt: now,
-      ...(d.traceparent === undefined ? {} : { traceparent: d.traceparent }),
-      // a cap held it back: never sent, and the incident says why
-      ...(d.held === undefined ? {} : { lastError: d.held }),
-    }));
+    const docs = list.map((d) => newDeliveryDoc(incident, d, now));
     try {
       await ctx.m.deliveries.insertMany(docs, insertOptions(ctx, false));
     } catch (err) {
@@ -143,9 +148,8 @@ export async function applyEarlyReceipts(ctx: Ctx, recorded: readonly DeliveryDo
   return moved;
 }
 
-/** CAS sending(attempt) → outcome; a lapsed and re-claimed lease has another attempt number. */
-export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: DeliveryOutcome): Promise<Delivery | null> {
-  const now = await ctx.now();
+/** What recording outcome `o` of an attempt writes: the outcome, the lease and claim gone, an error only while there is one. */
+export function attemptUpdate(o: DeliveryOutcome, now: Date): { set: Partial<DeliveryDoc>; unset: Record<string, 1> } {
   const set: Partial<DeliveryDoc> = { status: o.status, carrier: o.carrier, updatedAt: now };
   if (o.providerMessageId !== undefined) set.providerMessageId = o.providerMessageId;
   if (o.nextAttemptAt !== undefined) set.nextAttemptAt = o.nextAttemptAt;
@@ -153,6 +157,13 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
   if (o.maybeAccepted === true) set.maybeAccepted = true;
   const unset: Record<string, 1> = { leaseUntil: 1, claimToken: 1 };
   if (o.error === undefined) unset.lastError = 1;
+  return { set, unset };
+}
+
+/** CAS sending(attempt) → outcome; a lapsed and re-claimed lease has another attempt number. */
+export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: DeliveryOutcome): Promise<Delivery | null> {
+  const now = await ctx.now();
+  const { set, unset } = attemptUpdate(o, now);
   const d = await casOne(ctx, ctx.m.deliveries, {
     filter: { _id: key, status: 'sending', attempts: attempt },
     update: (op) => ({ $set: { ...set, lastOp: op }, $unset: unset }),
@@ -165,23 +176,18 @@ export async function recordAttempt(ctx: Ctx, key: string, attempt: number, o: D
 export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise<Delivery[]> {
   const now = await ctx.now();
   const op = newOp();
-  let unconfirmed: unknown;
-  try {
-    await ctx.m.deliveries
-      .updateMany(
-        { incidentId, kind: { $in: ['sos', 'moved'] }, status: 'pending' },
-        { $set: { status: 'superseded', updatedAt: now, lastOp: op } },
-        { writeConcern: ctx.wc },
-      )
-      .exec();
-  } catch (err) {
-    if (!isWriteConcernError(err)) throw err;
-    unconfirmed = err;
-  }
   const q = ctx.m.deliveries.find({ incidentId, lastOp: op }).sort({ createdAt: 1, _id: 1 });
-  const moved = await (unconfirmed === undefined
-    ? q.lean<DeliveryDoc[]>().exec()
-    : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
+  const moved = await writeThenRead(
+    () =>
+      ctx.m.deliveries
+        .updateMany(
+          { incidentId, kind: { $in: ['sos', 'moved'] }, status: 'pending' },
+          { $set: { status: 'superseded', updatedAt: now, lastOp: op } },
+          { writeConcern: ctx.wc },
+        )
+        .exec(),
+    (majority) => (majority ? q.readConcern('majority') : q).lean<DeliveryDoc[]>().exec(),
+  );
   return moved.map(toDelivery);
 }
 

@@ -138,11 +138,20 @@ export async function oweAllClear(ctx: Ctx, id: string): Promise<Incident | null
   return d ? toIncident(d) : null;
 }
 
-export async function pendingAllClears(ctx: Ctx, limit: number): Promise<Incident[]> {
+/**
+ * Incidents whose outbox step `step` is pending, oldest first by `by` (the index of that step),
+ * read from a majority: a repair acts only on what the write that left it pending made durable.
+ */
+export async function pendingIncidents(
+  ctx: Ctx,
+  step: 'allClear' | 'panicTexts',
+  by: 'updatedAt' | 'createdAt',
+  limit: number,
+): Promise<Incident[]> {
   if (noneWanted(limit)) return [];
   const docs = await ctx.m.incidents
-    .find({ allClear: 'pending' })
-    .sort({ updatedAt: 1, _id: 1 })
+    .find({ [step]: 'pending' })
+    .sort({ [by]: 1, _id: 1 })
     .limit(limit)
     .batchSize(limit)
     .readConcern('majority')
@@ -150,6 +159,8 @@ export async function pendingAllClears(ctx: Ctx, limit: number): Promise<Inciden
     .exec();
   return docs.map(toIncident);
 }
+
+export const pendingAllClears = (ctx: Ctx, limit: number): Promise<Incident[]> => pendingIncidents(ctx, 'allClear', 'updatedAt', limit);
 
 /** CAS allClear pending → done (a change clients catching up with `since` see). */
 export async function markAllClearDone(ctx: Ctx, incidentId: string): Promise<boolean> {

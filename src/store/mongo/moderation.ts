@@ -12,7 +12,7 @@ import { toDelivery } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { AuditDoc, NoteDoc } from './moderation-schemas.js';
 import type { DeliveryDoc } from './schemas.js';
-import { bulkUpdate, casOne, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
+import { bulkUpdate, casOne, insertOptions, newOp, noneWanted, unknownOutcome, writeThenRead, type Ctx } from './writes.js';
 
 export { redactClosed } from './retention.js';
 
@@ -84,23 +84,18 @@ export async function resendDelivery(ctx: Ctx, key: string, actor: string): Prom
 export async function cancelPendingDeliveries(ctx: Ctx, incidentId: string, actor: string): Promise<Delivery[]> {
   const now = await ctx.now();
   const op = newOp();
-  let unconfirmed: unknown;
-  try {
-    await ctx.m.deliveries
-      .updateMany(
-        { incidentId, status: 'pending' },
-        { $set: { status: 'superseded', lastError: CANCELLED_BY_MODERATOR, updatedAt: now, lastOp: op, moderatedBy: actor } },
-        { writeConcern: ctx.wc },
-      )
-      .exec();
-  } catch (err) {
-    if (!isWriteConcernError(err)) throw err;
-    unconfirmed = err;
-  }
   const q = ctx.m.deliveries.find({ incidentId, status: 'superseded', lastError: CANCELLED_BY_MODERATOR }).sort({ createdAt: 1, _id: 1 });
-  const cancelled = await (unconfirmed === undefined
-    ? q.lean<DeliveryDoc[]>().exec()
-    : rereadMajority(unconfirmed, () => q.readConcern('majority').lean<DeliveryDoc[]>().exec()));
+  const cancelled = await writeThenRead(
+    () =>
+      ctx.m.deliveries
+        .updateMany(
+          { incidentId, status: 'pending' },
+          { $set: { status: 'superseded', lastError: CANCELLED_BY_MODERATOR, updatedAt: now, lastOp: op, moderatedBy: actor } },
+          { writeConcern: ctx.wc },
+        )
+        .exec(),
+    (majority) => (majority ? q.readConcern('majority') : q).lean<DeliveryDoc[]>().exec(),
+  );
   // every cancellation of the incident, earlier ones too: a line lost to a crash is filled in
   await writeAudit(
     ctx,

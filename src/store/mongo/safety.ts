@@ -15,7 +15,7 @@ import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from 
 import { claimBatch } from './claim.js';
 import { toIncident, toTimer } from './docs.js';
 import { isDuplicateKey } from './errors.js';
-import { joinIncident } from './incidents.js';
+import { joinIncident, pendingIncidents } from './incidents.js';
 import type { IncidentDoc, NotificationDoc, TimerDoc } from './schemas.js';
 import { casOne, defined, insertOptions, noneWanted, type Ctx } from './writes.js';
 
@@ -146,18 +146,7 @@ function incidentDoc(p: NewPanic, now: Date, timer: TimerDoc | null): IncidentDo
   };
 }
 
-export async function pendingPanicTexts(ctx: Ctx, limit: number): Promise<Incident[]> {
-  if (noneWanted(limit)) return [];
-  const docs = await ctx.m.incidents
-    .find({ panicTexts: 'pending' })
-    .sort({ createdAt: 1, _id: 1 })
-    .limit(limit)
-    .batchSize(limit)
-    .readConcern('majority')
-    .lean<IncidentDoc[]>()
-    .exec();
-  return docs.map(toIncident);
-}
+export const pendingPanicTexts = (ctx: Ctx, limit: number): Promise<Incident[]> => pendingIncidents(ctx, 'panicTexts', 'createdAt', limit);
 
 export async function markPanicTexted(ctx: Ctx, incidentId: string): Promise<boolean> {
   const d = await casOne(ctx, ctx.m.incidents, {

@@ -100,6 +100,21 @@ export async function rereadMajority<T>(unconfirmed: unknown, reread: () => Prom
 }
 
 /**
+ * A multi-document write (updateMany tagged with a token) and the read of what it moved. When the
+ * write concern is not confirmed, `read` goes to a majority (`majority` true): only what is
+ * durable counts as moved, and a failing re-read leaves the outcome unknown.
+ */
+export async function writeThenRead<T>(write: () => Promise<unknown>, read: (majority: boolean) => Promise<T>): Promise<T> {
+  try {
+    await write();
+  } catch (err) {
+    if (!isWriteConcernError(err)) throw err;
+    return rereadMajority(err, () => read(true));
+  }
+  return read(false);
+}
+
+/**
  * Await a single-document CAS write tagged with `op`. On an unconfirmed write concern,
  * `reread` (majority) decides: our write visible → its document; anything else → unknown.
  */

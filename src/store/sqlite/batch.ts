@@ -6,7 +6,7 @@
  * crash inside the transaction rolls all of it back. SQL of the batch reads: ./batch-statements.ts.
  */
 import type { Contact } from '../../domain/contact.js';
-import { deliveryKey, type Delivery } from '../../domain/delivery.js';
+import { newDelivery, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { read, write } from './ctx.js';
@@ -25,15 +25,7 @@ export const escalateBatch = write((c, items: EscalationItem[]): EscalationResul
         insertDeliveryRow(
           c,
           { id: incident.id, userId: timer.userId },
-          {
-            key: deliveryKey(incident.id, r.contactId, 'sos'),
-            contactId: r.contactId,
-            contactName: r.contactName,
-            phone: r.phone,
-            kind: 'sos',
-            body: r.body,
-            traceparent: r.traceparent,
-          },
+          newDelivery(incident.id, r, 'sos', r.body, { traceparent: r.traceparent }),
           now,
         );
       const marked = markEscalatedRow(c, timer.id, incident.id);

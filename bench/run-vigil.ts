@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { io, type Socket } from 'socket.io-client';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FakeTwilio } from '../../test/helpers/fake-twilio.js';
+import { FakeTwilio } from '../test/helpers/fake-twilio.js';
 import { armLeadMs, armTimers, call, people, pool, setContacts, type Armed } from './arm.js';
 import { EventLoopSampler, StoreReader, waitUntil } from './measure.js';
 import type { BenchOptions } from './options.js';

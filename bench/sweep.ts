@@ -2,24 +2,20 @@
  * Benchmark: how fast one sweeper escalates a backlog of due timers on the embedded
  * SQLite store, how fast the dispatcher then hands the texts to a fake carrier, and how
  * long the event loop was blocked meanwhile. Prints figures; asserts nothing.
- *   npx tsx scripts/bench-sweep.ts [timers=5000] [contactsPerUser=2] [carrierLatencyMs=50] [full|normal (SQLITE_SYNCHRONOUS)] [groupSize=25] [batchSize=100]
+ *   npx tsx bench/sweep.ts [timers=5000] [contactsPerUser=2] [carrierLatencyMs=50] [full|normal (SQLITE_SYNCHRONOUS)] [groupSize=25] [batchSize=100]
  * The dispatcher runs as the scheduler drives it: a tick every second (the cron heartbeat)
- * plus whatever it starts on its own; 64 sends in flight (the default).
+ * plus whatever it starts on its own; 64 sends in flight (the default). The sweeper, escalator
+ * and dispatcher are wired as the service wires them (`buildWorkers`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { SmsBudget } from '../src/app/sms-budget.js';
+import { buildWorkers } from '../src/compose/workers.js';
 import type { AttemptResult } from '../src/domain/delivery.js';
 import { InProcessLock } from '../src/lock/in-process-lock.js';
 import { createMetrics } from '../src/metrics.js';
 import type { Carrier, OutgoingSms } from '../src/sms/port.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { Dispatcher } from '../src/worker/dispatcher.js';
-import { Escalator } from '../src/worker/escalator.js';
-import { Sweeper } from '../src/worker/sweeper.js';
+import { tempSqliteStore } from '../test/helpers/sqlite-store.js';
 
 const n = Number(process.argv[2] ?? 5000);
 const contacts = Number(process.argv[3] ?? 2);
@@ -43,9 +39,8 @@ function loopFigures(h: ReturnType<typeof monitorEventLoopDelay>): string {
   return `event-loop delay p50 ${ms(h.percentile(50))} ms, p99 ${ms(h.percentile(99))} ms, max ${ms(h.max)} ms`;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
+const { store, cleanup } = await tempSqliteStore({ synchronous });
 try {
-  const store = await SqliteStore.open({ file: join(dir, 'vigil.db'), synchronous });
   const now = await store.now();
   let t0 = performance.now();
   for (let i = 0; i < n; i++) {
@@ -64,14 +59,22 @@ try {
   const armMs = performance.now() - t0;
   const log = pino({ level: 'silent' });
   const metrics = createMetrics({ replica: 'bench', collectDefault: false });
-  const sweeper = new Sweeper(
-    store,
-    new InProcessLock(),
-    new Escalator(store, { publish() {} }, metrics, log, new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }, { log })),
-    metrics,
-    log,
-    // as main.ts configures the embedded store
-    { lockName: 'bench', lockTtlMs: 60_000, batchSize, groupSize, concurrency: 1, maxEscalationAttempts: 5 },
+  const carrier = new FakeCarrier();
+  const { sweeper, dispatcher } = buildWorkers(
+    {
+      store,
+      lock: new InProcessLock(),
+      carrier,
+      metrics,
+      log,
+      events: { publish() {} },
+      smsBudget: new SmsBudget(store, { maxPerIncident: 12, maxPerUserPerDay: 60 }, { log }),
+    },
+    {
+      // as the composition root configures the embedded store
+      sweep: { lockName: 'bench', lockTtlMs: 60_000, batchSize, groupSize, concurrency: 1, maxEscalationAttempts: 5 },
+      dispatch: { maxInFlight: 64, leaseMs: 30_000, retry: { maxAttempts: 6, baseMs: 2000, capMs: 300_000 } },
+    },
   );
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const rss0 = process.memoryUsage().rss;
@@ -92,12 +95,6 @@ try {
   console.log(`  during the sweep: ${loopFigures(loop)}`);
   console.log(`rss before/after sweep: ${(rss0 / 2 ** 20).toFixed(1)} / ${(rss1 / 2 ** 20).toFixed(1)} MiB; overdue left=${overdue.count}`);
 
-  const carrier = new FakeCarrier();
-  const dispatcher = new Dispatcher(store, carrier, { publish() {} }, metrics, log, {
-    maxInFlight: 64,
-    leaseMs: 30_000,
-    retry: { maxAttempts: 6, baseMs: 2000, capMs: 300_000 },
-  });
   const total = (await store.deliveryBacklog()).pending;
   loop.reset();
   loop.enable();
@@ -115,7 +112,6 @@ try {
     `dispatch drain:         ${drainMs.toFixed(0)} ms  (${((total / drainMs) * 1000).toFixed(0)} deliveries/s), deliveries=${total} recorded-open-left=${left}`,
   );
   console.log(`  during the drain: ${loopFigures(loop)}`);
-  await store.close();
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await cleanup();
 }

@@ -1,12 +1,12 @@
 /**
- * The benchmark's own arithmetic (scripts/bench): percentiles, the event-loop metric it
+ * The benchmark's own arithmetic (bench/): percentiles, the event-loop metric it
  * scrapes, sizes and goals. The benchmark runs are not tests; these pure parts are.
  */
 import { describe, expect, it } from 'vitest';
-import { eventLoopP99Ms } from '../../scripts/bench/measure.js';
-import { parseOptions } from '../../scripts/bench/options.js';
-import { emptyRow, judge, lateness, percentile, smsRow } from '../../scripts/bench/result.js';
-import { workload } from '../../scripts/bench/workloads.js';
+import { eventLoopP99Ms } from '../../bench/measure.js';
+import { parseOptions } from '../../bench/options.js';
+import { emptyRow, judge, lateness, percentile, smsRow } from '../../bench/result.js';
+import { workload } from '../../bench/workloads.js';
 
 describe('bench harness', () => {
   it('takes nearest-rank percentiles', () => {

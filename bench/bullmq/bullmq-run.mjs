@@ -4,8 +4,8 @@
  * lateness of each job is its completion (the worker's `completed` event, after BullMQ has
  * moved it to completed in Redis) − its due time. Prints one JSON line.
  *
- *   node bench/bullmq-run.mjs '{"redisUrl":"redis://127.0.0.1:6390","kind":"burst","count":1000}'
- *   node bench/bullmq-run.mjs '{"redisUrl":"…","kind":"steady","rate":200,"seconds":20}'
+ *   node bench/bullmq/bullmq-run.mjs '{"redisUrl":"redis://127.0.0.1:6390","kind":"burst","count":1000}'
+ *   node bench/bullmq/bullmq-run.mjs '{"redisUrl":"…","kind":"steady","rate":200,"seconds":20}'
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { sweepSlot } from '../../src/domain/sweep-shard.js';
+import { sweepSlot } from '../src/domain/sweep-shard.js';
 
 export function procMemory(pid: number): { hwmKb: number; rssKb: number } | undefined {
   try {

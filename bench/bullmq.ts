@@ -1,22 +1,22 @@
 /**
- * The BullMQ column: bench/bullmq-run.mjs as a child process on its own throwaway
- * redis-server. BullMQ lives in the separate package bench/ (not a dependency of the
- * service); its packages are installed with `npm ci --prefix bench` when missing.
+ * The BullMQ column: bench/bullmq/bullmq-run.mjs as a child process on its own throwaway
+ * redis-server. BullMQ lives in the separate package bench/bullmq/ (not a dependency of the
+ * service); its packages are installed with `npm ci --prefix bench/bullmq` when missing.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRedis } from '../../test/helpers/redis-server.js';
+import { startRedis } from '../test/helpers/redis-server.js';
 import { emptyRow, type Row } from './result.js';
 import type { Workload } from './workloads.js';
 
-const DIR = join(process.cwd(), 'bench');
+const DIR = join(process.cwd(), 'bench', 'bullmq');
 
 export function ensureBullmq(log: (line: string) => void): void {
   if (existsSync(join(DIR, 'node_modules', 'bullmq', 'package.json'))) return;
-  log('installing bench/ packages (npm ci --prefix bench)');
+  log('installing bench/bullmq/ packages (npm ci --prefix bench/bullmq)');
   const r = spawnSync('npm', ['ci', '--prefix', DIR, '--no-audit', '--no-fund'], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('npm ci --prefix bench failed');
+  if (r.status !== 0) throw new Error('npm ci --prefix bench/bullmq failed');
 }
 
 interface BullmqAnswer {

@@ -9,9 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signToken } from '../../src/auth/tokens.js';
-import { freePort } from '../../test/helpers/net.js';
-import { startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
+import { signToken } from '../src/auth/tokens.js';
+import { freePort } from '../test/helpers/net.js';
+import { startRedis, type RedisServer } from '../test/helpers/redis-server.js';
 import { eventLoopP99Ms } from './measure.js';
 import { procMemory } from './rss.js';
 
