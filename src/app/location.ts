@@ -11,7 +11,7 @@ import { newDelivery, type Delivery, type NewDelivery } from '../domain/delivery
 import { Invalid, NotFound, Conflict, RateLimited } from '../domain/errors.js';
 import { hasTimer, OPEN_INCIDENT, trailTimersOf, type Incident } from '../domain/incident.js';
 import { fixTimeProblem, fresher, keepFix, movedBeyond, rateDecision, type FixRateRule, type StoredFix } from '../domain/location.js';
-import { movedMessage } from '../domain/messages.js';
+import { lastSeenAt, movedMessage } from '../domain/messages.js';
 import { isLive, type Timer } from '../domain/timer.js';
 import type { LatestFixes } from '../location/port.js';
 import { locationEvent, type EventPublisher, type VigilEvent } from '../realtime/events.js';
@@ -332,7 +332,7 @@ export class LocationService {
     if (!movedBeyond(incident.location, fix, this.settings.followUpMeters)) return;
     const { send, held } = await this.smsBudget.movedRecipients(incident);
     if (send.length === 0 && held.length === 0) return;
-    const body = movedMessage({ personName: incident.displayName, lastSeen: { point: fix, ageMs: now.getTime() - fix.at.getTime() } });
+    const body = movedMessage({ personName: incident.displayName, lastSeen: lastSeenAt(fix, now) ?? { point: fix, ageMs: 0 } });
     const moved = (d: Delivery, heldAs?: string): NewDelivery => newDelivery(incident.id, d, 'moved', body, { held: heldAs });
     await this.store.addDeliveries(incident, [...send.map((d) => moved(d)), ...held.map((h) => moved(h.sos, h.lastError))]);
     this.log.info({ incident: incident.id, recipients: send.length, held: held.length }, 'moved follow-up queued');

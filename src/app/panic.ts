@@ -17,6 +17,7 @@
 import { newDelivery, recipientOf } from '../domain/delivery.js';
 import { DomainError, NotFound } from '../domain/errors.js';
 import type { Incident } from '../domain/incident.js';
+import { lastSeenAt } from '../domain/messages.js';
 import { panicMessage } from '../domain/panic-message.js';
 import type { StoredFix } from '../domain/location.js';
 import { isLive, type GeoPoint, type Timer } from '../domain/timer.js';
@@ -164,7 +165,7 @@ export class PanicService {
       personName: incident.displayName,
       locationName: incident.locationName,
       location: incident.location,
-      lastSeen: said.fix && now ? { point: said.fix, ageMs: Math.max(0, now.getTime() - said.fix.at.getTime()) } : undefined,
+      lastSeen: lastSeenAt(said.fix, now),
       raisedAt: incident.createdAt,
       // the press's own, else the first one kept (a repair after a crash has only the incident)
       note: said.note ?? incident.panicNotes?.[0]?.text,

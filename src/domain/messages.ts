@@ -64,6 +64,10 @@ export interface LastSeen {
   ageMs: number;
 }
 
+/** Where and how long ago a fix taken at `fix.at` says the person was, at `now` (none without a fix). */
+export const lastSeenAt = (fix: (GeoPoint & { at: Date }) | null | undefined, now: Date | undefined): LastSeen | undefined =>
+  fix && now ? { point: { lat: fix.lat, lng: fix.lng }, ageMs: Math.max(0, now.getTime() - fix.at.getTime()) } : undefined;
+
 export interface SosFacts {
   personName?: string;
   locationName?: string;

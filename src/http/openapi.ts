@@ -180,6 +180,15 @@ const incidentCommand = (id: string, summary: string, description: string): Oper
   },
 });
 
+/** Body and answers of posting a live location fix (for a timer, or an incident). */
+const postFix = () => ({
+  requestBody: { required: true, content: json(ref('schemas', 'FixInput')) },
+  responses: {
+    '200': ok('Kept or dropped', ref('schemas', 'FixAnswer'), requestId),
+    ...errors(...userErrors, '404', '409', '429'),
+  },
+});
+
 /** The panic button and the inbox. */
 function safetyPaths(): Record<string, PathItem> {
   const replayed = { 'Idempotent-Replayed': { schema: { type: 'string', const: 'true' } } };
@@ -233,11 +242,7 @@ function safetyPaths(): Record<string, PathItem> {
           'pushed to moderators (`location.updated` with `incidentId`); the same drops, follow-up and rate limits as ' +
           '`POST /v1/timers/{id}/location`. 409 `incident_wrong_state` once the incident is closed.',
         parameters: [ref('parameters', 'IncidentId')],
-        requestBody: { required: true, content: json(ref('schemas', 'FixInput')) },
-        responses: {
-          '200': ok('Kept or dropped', ref('schemas', 'FixAnswer'), requestId),
-          ...errors(...userErrors, '404', '409', '429'),
-        },
+        ...postFix(),
       },
     },
     '/v1/me/notifications': {
@@ -377,13 +382,7 @@ function paths(): Record<string, PathItem> {
           'moderators (`location.updated`) and, beyond LOCATION_FOLLOWUP_METERS from where the SOS said, the contacts get one ' +
           '`moved` text. Rate-limited per person (LOCATION_MIN_INTERVAL_SECONDS between kept fixes, LOCATION_MAX_PER_MINUTE ' +
           'posts): 429 `rate_limited` with Retry-After. Also as the `location.fix` socket message.',
-        {
-          requestBody: { required: true, content: json(ref('schemas', 'FixInput')) },
-          responses: {
-            '200': ok('Kept or dropped', ref('schemas', 'FixAnswer'), requestId),
-            ...errors(...userErrors, '404', '409', '429'),
-          },
-        },
+        postFix(),
       ),
     },
     '/v1/timers/{id}/locations': {

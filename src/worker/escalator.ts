@@ -14,7 +14,7 @@ import { AllClear } from '../app/all-clear.js';
 import { newId } from '../app/ids.js';
 import type { SmsBudget } from '../app/sms-budget.js';
 import { newDelivery, recipientOf } from '../domain/delivery.js';
-import { sosMessage } from '../domain/messages.js';
+import { lastSeenAt, sosMessage } from '../domain/messages.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
@@ -118,14 +118,7 @@ export class Escalator {
     const items: EscalationItem[] = plans.map((p, i) => {
       const fix = fixes[i] ?? null;
       const timer = fix ? { ...p.timer, location: { lat: fix.lat, lng: fix.lng } } : p.timer;
-      const body = sosMessage({
-        personName: timer.displayName,
-        locationName: timer.locationName,
-        location: p.timer.location,
-        lastSeen: fix ? { point: fix, ageMs: Math.max(0, now.getTime() - fix.at.getTime()) } : undefined,
-        meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
-        deadline: timer.expiresAt,
-      });
+      const body = this.sosBody(p.timer, fix, now);
       const span = spans[i];
       const traceparent = span ? this.tracing.run(span, () => this.tracing.traceparent()) : undefined;
       return {
@@ -180,14 +173,7 @@ export class Escalator {
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const all = await this.store.getContacts(timer.userId);
     const contacts = await this.smsBudget.sosRecipients(incident, all);
-    const body = sosMessage({
-      personName: timer.displayName,
-      locationName: timer.locationName,
-      location: timer.location,
-      lastSeen: fix ? { point: fix, ageMs: Math.max(0, now.getTime() - fix.at.getTime()) } : undefined,
-      meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
-      deadline: timer.expiresAt,
-    });
+    const body = this.sosBody(timer, fix, now);
     await this.store.addDeliveries(
       incident,
       contacts.map((c) => newDelivery(incident.id, recipientOf(c), 'sos', body, { traceparent: this.tracing.traceparent() })),
@@ -209,5 +195,17 @@ export class Escalator {
       },
       joined ? 'SOS joined the open incident' : 'SOS escalated',
     );
+  }
+
+  /** The SOS text of `timer` (as armed); with a live fix it says where and how long ago the person was last seen. */
+  private sosBody(timer: Timer, fix: StoredFix | null, now: Date): string {
+    return sosMessage({
+      personName: timer.displayName,
+      locationName: timer.locationName,
+      location: timer.location,
+      lastSeen: lastSeenAt(fix, now),
+      meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
+      deadline: timer.expiresAt,
+    });
   }
 }

@@ -191,33 +191,23 @@ export async function supersedePendingSos(ctx: Ctx, incidentId: string): Promise
   return moved.map(toDelivery);
 }
 
-/** CAS sending(attempt) → superseded; no carrier call was made, so the claim's attempt is given back. */
-/** Nothing was sent: the claim goes back to pending, due at `dueAt`, its attempt given back (lastError kept). */
-export async function releaseClaim(ctx: Ctx, key: string, attempt: number, dueAt: Date): Promise<Delivery | null> {
+/** CAS sending(attempt) → `set`, the claim's attempt given back (no carrier call was made); lease and claim token cleared. */
+async function giveBackClaim(ctx: Ctx, key: string, attempt: number, set: Partial<DeliveryDoc>): Promise<Delivery | null> {
   const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.deliveries, {
     filter: { _id: key, status: 'sending', attempts: attempt },
-    update: (op) => ({
-      $set: { status: 'pending', nextAttemptAt: dueAt, updatedAt: now, lastOp: op },
-      $inc: { attempts: -1 },
-      $unset: { leaseUntil: 1, claimToken: 1 },
-    }),
+    update: (op) => ({ $set: { ...set, updatedAt: now, lastOp: op }, $inc: { attempts: -1 }, $unset: { leaseUntil: 1, claimToken: 1 } }),
   });
   return d ? toDelivery(d) : null;
 }
 
-export async function supersedeClaimed(ctx: Ctx, key: string, attempt: number, reason: string): Promise<Delivery | null> {
-  const now = await ctx.now();
-  const d = await casOne(ctx, ctx.m.deliveries, {
-    filter: { _id: key, status: 'sending', attempts: attempt },
-    update: (op) => ({
-      $set: { status: 'superseded', lastError: reason, updatedAt: now, lastOp: op },
-      $inc: { attempts: -1 },
-      $unset: { leaseUntil: 1, claimToken: 1 },
-    }),
-  });
-  return d ? toDelivery(d) : null;
-}
+/** Nothing was sent: the claim goes back to pending, due at `dueAt` (lastError kept). */
+export const releaseClaim = (ctx: Ctx, key: string, attempt: number, dueAt: Date): Promise<Delivery | null> =>
+  giveBackClaim(ctx, key, attempt, { status: 'pending', nextAttemptAt: dueAt });
+
+/** CAS sending(attempt) → superseded without a carrier call. */
+export const supersedeClaimed = (ctx: Ctx, key: string, attempt: number, reason: string): Promise<Delivery | null> =>
+  giveBackClaim(ctx, key, attempt, { status: 'superseded', lastError: reason });
 
 /** Forward-only receipt: CAS of the delivery whose current message is `pid`, from one of `from` (computed by the domain) to `to`. */
 function moveByReceipt(ctx: Ctx, pid: string, to: ReceiptStatus, from: readonly DeliveryStatus[], now: Date): Promise<DeliveryDoc | null> {
