@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CLUSTER_MAX_IN_FLIGHT, EMBEDDED_MAX_IN_FLIGHT, EnvSchema, type Env } from './config/env.js';
@@ -174,9 +175,36 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
   return out;
 }
 
-/** `true`/`false`, a hop count, or a comma-separated list of addresses, subnets and Express names (loopback…). */
+const TRUST_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An IPv4 netmask with contiguous ones (255.255.0.0, not 255.0.255.0). */
+function isNetmask(mask: string): boolean {
+  if (isIP(mask) !== 4) return false;
+  const bits = mask
+    .split('.')
+    .map((octet) => Number(octet).toString(2).padStart(8, '0'))
+    .join('');
+  return /^1*0*$/.test(bits);
+}
+
+/** One entry of a TRUST_PROXY list: a name Express knows, an address, or a subnet (CIDR or IPv4 netmask). */
+function isTrustEntry(entry: string): boolean {
+  if (TRUST_NAMES.has(entry)) return true;
+  const [addr = '', mask, ...rest] = entry.split('/');
+  const family = isIP(addr);
+  if (family === 0 || rest.length > 0) return false;
+  if (mask === undefined) return true;
+  if (/^\d{1,3}$/.test(mask)) return Number(mask) <= (family === 4 ? 32 : 128);
+  return family === 4 && isNetmask(mask);
+}
+
+/**
+ * `true`/`false`, a hop count, or a comma-separated list of addresses, subnets and Express's
+ * names (loopback, linklocal, uniquelocal). Every entry is checked here: Express would throw
+ * on a bad one only when the app is built, with a message that does not name the variable.
+ */
 export function parseTrustProxy(raw: string): boolean | number | string[] {
-  const v = raw.trim();
+  const v = raw.trim().toLowerCase();
   if (v === 'true') return true;
   if (v === 'false' || v === '') return false;
   if (/^\d+$/.test(v)) return Number(v);
@@ -184,8 +212,11 @@ export function parseTrustProxy(raw: string): boolean | number | string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (list.some((s) => !/^[\w.:/]+$/.test(s)))
-    throw new ConfigError('TRUST_PROXY: must be true, false, a hop count or a comma-separated list of addresses/subnets');
+  const bad = list.find((s) => !isTrustEntry(s));
+  if (bad !== undefined)
+    throw new ConfigError(
+      `TRUST_PROXY: "${bad}" is not an address, a subnet (10.0.0.0/8, fd00::/8) or one of loopback, linklocal, uniquelocal; the whole value may also be true, false or a hop count`,
+    );
   return list;
 }
 

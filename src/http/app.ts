@@ -46,7 +46,7 @@ export interface AppDeps {
   bodyLimit: string;
   /** request budgets (./rate-limit.ts); none: unlimited */
   rateLimit?: RequestHandler;
-  /** Express `trust proxy`; default: loopback, link-local and unique-local addresses */
+  /** Express `trust proxy`; default: loopback only (a proxy on the same host) */
   trustProxy?: boolean | number | string[];
   /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
   draining: () => boolean;
@@ -76,7 +76,7 @@ const markBase = (req: Request, res: Response, next: NextFunction) => {
 export function createApp(d: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', d.trustProxy ?? ['loopback', 'linklocal', 'uniquelocal']);
+  app.set('trust proxy', d.trustProxy ?? ['loopback']);
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
