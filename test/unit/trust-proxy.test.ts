@@ -30,7 +30,19 @@ describe('parseTrustProxy', () => {
   });
 
   it('refuses what Express would misread or crash on, naming TRUST_PROXY and the entry', () => {
-    for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0/8', '999.1.1.1', 'localhost', '*', 'loopback;10.0.0.0/8', '10.0.0.0/8/8', '-1', '1.5', '10.0.0.0/255.0.255.0']) {
+    for (const bad of [
+      '10.0.0.0/33',
+      'fd00::/129',
+      '10.0.0/8',
+      '999.1.1.1',
+      'localhost',
+      '*',
+      'loopback;10.0.0.0/8',
+      '10.0.0.0/8/8',
+      '-1',
+      '1.5',
+      '10.0.0.0/255.0.255.0',
+    ]) {
       expect(() => parseTrustProxy(bad), bad).toThrow(ConfigError);
       expect(() => parseTrustProxy(bad), bad).toThrow(/^TRUST_PROXY: /);
     }
@@ -52,7 +64,16 @@ describe('the default: loopback only', () => {
   it('trusts a proxy on the same host, and no hop from a private network, a link-local or a public address', () => {
     const trusted = trustFn(loadConfig({ ...SECRET }).trustProxy);
     for (const addr of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) expect(trusted(addr, 0), addr).toBe(true);
-    for (const addr of ['10.0.0.7', '172.16.3.4', '192.168.1.20', 'fd12:3456::1', '169.254.169.254', 'fe80::1', '203.0.113.9', '::ffff:10.0.0.7']) {
+    for (const addr of [
+      '10.0.0.7',
+      '172.16.3.4',
+      '192.168.1.20',
+      'fd12:3456::1',
+      '169.254.169.254',
+      'fe80::1',
+      '203.0.113.9',
+      '::ffff:10.0.0.7',
+    ]) {
       expect(trusted(addr, 0), addr).toBe(false);
     }
   });
