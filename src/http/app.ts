@@ -40,7 +40,8 @@ export interface AppDeps {
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
   tracing?: Tracing;
-  jwtSecret: string;
+  /** the HS256 secret; none when only public keys verify tokens (in `tokenPolicy.keys`) */
+  jwtSecret?: string;
   /** exp required, maximum lifetime, iss/aud; default: 30 days, no iss/aud */
   tokenPolicy?: TokenPolicy;
   bodyLimit: string;
