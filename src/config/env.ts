@@ -259,7 +259,7 @@ const requests = {
   ),
   TRUST_PROXY: doc(
     z.string().default('loopback'),
-    'which hops may set `X-Forwarded-For` (Express `trust proxy`; the per-address budget keys on the result): `loopback` (a proxy on the same host), a comma-separated list of addresses, subnets and the names `loopback`, `linklocal`, `uniquelocal`, a hop count, `false` (the connecting address, always) or `true` (anyone: never behind the internet); one value per deployment shape: [security.md](security.md#client-address-trust_proxy)',
+    'which hops may set `X-Forwarded-For` (Express `trust proxy`; the per-address budget keys on the result): `loopback`, addresses and subnets (`10.0.0.0/8`), a hop count, `false` or `true`; the value for each deployment shape: [security.md](security.md#client-address-trust_proxy)',
   ),
   HTTP_MAX_CONNECTIONS: doc(int(4096), 'open connections per replica; past it new ones are closed at once; `0`: no cap'),
   HTTP_HEADERS_TIMEOUT_MS: doc(int(10000, 1), 'the request headers must arrive within this (else 408 `request_timeout`)'),
