@@ -5,9 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { publicKeysFromJwks, publicKeysFromPem, type PublicKey } from './auth/keys.js';
+import { hs256Key, type TokenPolicy, type VerifyKey } from './auth/tokens.js';
 import { CLUSTER_MAX_IN_FLIGHT, EMBEDDED_MAX_IN_FLIGHT, EnvSchema, type Env } from './config/env.js';
+import { secretWeakness } from './config/secret-strength.js';
 
 export { EnvSchema, type Env };
 
@@ -29,7 +33,11 @@ export interface Config {
     operationTimeoutMs: number;
   };
   redisUrl?: string;
-  jwtSecret: string;
+  /**
+   * The HS256 secret: JWT_SECRET, or generated into DATA_DIR when embedded and no public key
+   * is configured. Absent when only public keys verify tokens (replicas hold no signing key).
+   */
+  jwtSecret?: string;
   logLevel: Env['LOG_LEVEL'];
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
@@ -60,7 +68,8 @@ export interface Config {
   trustProxy: boolean | number | string[];
   http: HttpLimits;
   sockets: { perUser: number };
-  tokens: { maxLifetimeSeconds: number; issuer?: string; audience?: string };
+  /** what a token must be to be accepted, and the keys besides `jwtSecret` that verify it */
+  tokens: TokenPolicy;
   location: LocationConfig;
 }
 
@@ -149,12 +158,57 @@ export class ConfigError extends Error {
 /** The embedded JWT secret: generated once and kept in DATA_DIR so tokens survive restarts. */
 function embeddedSecret(dataDir: string): string {
   const file = join(dataDir, 'jwt-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    const secret = readFileSync(file, 'utf8').trim();
+    const why = secret.length < 32 ? 'is shorter than 32 characters' : secretWeakness(secret);
+    if (why) throw new ConfigError(`JWT_SECRET: the secret kept in ${file} ${why}; delete the file to have a new one generated`);
+    return secret;
+  }
   mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(32).toString('hex');
   writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return secret;
+}
+
+/** The public keys in a comma-separated list of files, each read and checked now: a bad key stops start-up. */
+function publicKeysIn(variable: string, files: string | undefined, parse: (text: string) => PublicKey[]): PublicKey[] {
+  return (files ?? '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean)
+    .flatMap((file) => {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        throw new ConfigError(`${variable}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
+      }
+      try {
+        return parse(text);
+      } catch (err) {
+        throw new ConfigError(`${variable}: ${file} ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+    });
+}
+
+/** The HS256 secret (if any) and every other key that verifies tokens. */
+function tokenKeys(e: Env, cluster: boolean, dataDir: string): { secret?: string; keys: VerifyKey[] } {
+  const publicKeys = [
+    ...publicKeysIn('JWT_PUBLIC_KEY_FILE', e.JWT_PUBLIC_KEY_FILE, publicKeysFromPem),
+    ...publicKeysIn('JWT_JWKS_FILE', e.JWT_JWKS_FILE, publicKeysFromJwks),
+  ];
+  if (cluster && !e.JWT_SECRET && publicKeys.length === 0)
+    throw new ConfigError(
+      'JWT_SECRET: required when REDIS_URL or MONGODB_URI is set (replicas must share it), unless JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE is set',
+    );
+  if (e.JWT_SECRET_PREVIOUS !== undefined) {
+    if (!e.JWT_SECRET) throw new ConfigError('JWT_SECRET_PREVIOUS: set only with JWT_SECRET (the secret that replaces it)');
+    if (e.JWT_SECRET_PREVIOUS === e.JWT_SECRET) throw new ConfigError('JWT_SECRET_PREVIOUS: must differ from JWT_SECRET');
+  }
+  // with public keys, HS256 is accepted only when a secret is set on purpose (a migration)
+  const secret = e.JWT_SECRET ?? (publicKeys.length === 0 ? embeddedSecret(dataDir) : undefined);
+  return { secret, keys: [...(e.JWT_SECRET_PREVIOUS ? [hs256Key(e.JWT_SECRET_PREVIOUS)] : []), ...publicKeys] };
 }
 
 /** `key=value,key2=value2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS is written. */
@@ -174,9 +228,36 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
   return out;
 }
 
-/** `true`/`false`, a hop count, or a comma-separated list of addresses, subnets and Express names (loopback…). */
+const TRUST_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An IPv4 netmask with contiguous ones (255.255.0.0, not 255.0.255.0). */
+function isNetmask(mask: string): boolean {
+  if (isIP(mask) !== 4) return false;
+  const bits = mask
+    .split('.')
+    .map((octet) => Number(octet).toString(2).padStart(8, '0'))
+    .join('');
+  return /^1*0*$/.test(bits);
+}
+
+/** One entry of a TRUST_PROXY list: a name Express knows, an address, or a subnet (CIDR or IPv4 netmask). */
+function isTrustEntry(entry: string): boolean {
+  if (TRUST_NAMES.has(entry)) return true;
+  const [addr = '', mask, ...rest] = entry.split('/');
+  const family = isIP(addr);
+  if (family === 0 || rest.length > 0) return false;
+  if (mask === undefined) return true;
+  if (/^\d{1,3}$/.test(mask)) return Number(mask) <= (family === 4 ? 32 : 128);
+  return family === 4 && isNetmask(mask);
+}
+
+/**
+ * `true`/`false`, a hop count, or a comma-separated list of addresses, subnets and Express's
+ * names (loopback, linklocal, uniquelocal). Every entry is checked here: Express would throw
+ * on a bad one only when the app is built, with a message that does not name the variable.
+ */
 export function parseTrustProxy(raw: string): boolean | number | string[] {
-  const v = raw.trim();
+  const v = raw.trim().toLowerCase();
   if (v === 'true') return true;
   if (v === 'false' || v === '') return false;
   if (/^\d+$/.test(v)) return Number(v);
@@ -184,8 +265,11 @@ export function parseTrustProxy(raw: string): boolean | number | string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (list.some((s) => !/^[\w.:/]+$/.test(s)))
-    throw new ConfigError('TRUST_PROXY: must be true, false, a hop count or a comma-separated list of addresses/subnets');
+  const bad = list.find((s) => !isTrustEntry(s));
+  if (bad !== undefined)
+    throw new ConfigError(
+      `TRUST_PROXY: "${bad}" is not an address, a subnet (10.0.0.0/8, fd00::/8) or one of loopback, linklocal, uniquelocal; the whole value may also be true, false or a hop count`,
+    );
   return list;
 }
 
@@ -214,7 +298,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.TIMER_MAX_SECONDS < e.TIMER_MIN_SECONDS) throw new ConfigError('TIMER_MAX_SECONDS: must be >= TIMER_MIN_SECONDS');
   if (e.TIMER_MAX_TOTAL_SECONDS < e.TIMER_MAX_SECONDS) throw new ConfigError('TIMER_MAX_TOTAL_SECONDS: must be >= TIMER_MAX_SECONDS');
   const cluster = Boolean(e.REDIS_URL || e.MONGODB_URI);
-  if (cluster && !e.JWT_SECRET) throw new ConfigError('JWT_SECRET: required when REDIS_URL or MONGODB_URI is set (replicas must share it)');
   const twilioVars = [e.TWILIO_ACCOUNT_SID, e.TWILIO_AUTH_TOKEN, e.TWILIO_FROM];
   if (twilioVars.some(Boolean) && !twilioVars.every(Boolean))
     throw new ConfigError('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM: set all three or none');
@@ -232,6 +315,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS)
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS: must be >= HTTP_HEADERS_TIMEOUT_MS');
   const dataDir = resolve(e.DATA_DIR);
+  const tokens = tokenKeys(e, cluster, dataDir);
   const replicaId = e.REPLICA_ID ?? `${hostname()}-${process.pid}`;
   return {
     mode: cluster ? 'cluster' : 'embedded',
@@ -250,7 +334,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       operationTimeoutMs: e.MONGODB_OPERATION_TIMEOUT_MS,
     },
     redisUrl: e.REDIS_URL,
-    jwtSecret: e.JWT_SECRET ?? embeddedSecret(dataDir),
+    jwtSecret: tokens.secret,
     logLevel: e.LOG_LEVEL,
     replicaId,
     limits: {
@@ -330,7 +414,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
     sockets: { perUser: e.SOCKETS_PER_USER },
-    tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE },
+    tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, keys: tokens.keys },
     location: {
       flushMs: e.LOCATION_FLUSH_SECONDS * 1000,
       minIntervalMs: e.LOCATION_MIN_INTERVAL_SECONDS * 1000,

@@ -1,12 +1,15 @@
 /**
- * Bearer JWT (HS256), shared by REST and the Socket.IO handshake. `sub` is the user id;
+ * Bearer JWT, shared by REST and the Socket.IO handshake. `sub` is the user id;
  * `role: "admin"` marks a moderator; `name` is the display name used in SOS texts.
  * Every token must carry `exp`, and may not live longer than the policy's maximum
  * (exp − iat, or exp − now when there is no iat); `iss`/`aud` are checked when configured.
+ * Signed with HS256 (a shared secret, and a previous one during its rotation) or, when
+ * public keys are configured, RS256/ES256: each key verifies its own algorithm only.
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { DomainError } from '../domain/errors.js';
+import type { AsymmetricAlg, PublicKey } from './keys.js';
 
 export interface Principal {
   userId: string;
@@ -16,11 +19,19 @@ export interface Principal {
   expiresAtMs: number;
 }
 
+/** A key that verifies tokens of one algorithm: a secret (HS256) or a public key (./keys.ts). */
+export type VerifyKey = { alg: 'HS256'; key: KeyObject; kid?: undefined } | PublicKey;
+
 export interface TokenPolicy {
   maxLifetimeSeconds: number;
   issuer?: string;
   audience?: string;
+  /** keys accepted besides the secret: the previous secret during a rotation, RS256/ES256 public keys */
+  keys?: readonly VerifyKey[];
 }
+
+/** What `signToken` signs with: a secret (HS256) or a private key (RS256/ES256), named by `kid` when a JWKS lists several. */
+export type SigningKey = string | { alg: AsymmetricAlg; key: KeyObject; kid?: string };
 
 export const DEFAULT_TOKEN_POLICY: TokenPolicy = { maxLifetimeSeconds: 30 * 24 * 3600 };
 
@@ -31,30 +42,67 @@ export const unauthorized = (message: string) => new DomainError('unauthorized',
  * which throws) on every verify: a quarter of the CPU of a flood went there. A KeyObject
  * skips that; the last secret's key is kept.
  */
-let lastKey: { secret: string; key: KeyObject } | undefined;
-function secretKey(secret: string): KeyObject {
-  if (lastKey?.secret !== secret) lastKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+export const hs256Key = (secret: string): VerifyKey => ({ alg: 'HS256', key: createSecretKey(Buffer.from(secret, 'utf8')) });
+
+let lastKey: { secret: string; key: VerifyKey } | undefined;
+function secretKey(secret: string): VerifyKey {
+  if (lastKey?.secret !== secret) lastKey = { secret, key: hs256Key(secret) };
   return lastKey.key;
 }
 
-export function verifyToken(secret: string, token: string, policy: TokenPolicy = DEFAULT_TOKEN_POLICY, nowMs = Date.now()): Principal {
-  let claims: string | jwt.JwtPayload;
-  try {
-    claims = jwt.verify(token, secretKey(secret), {
-      algorithms: ['HS256'],
-      clockTimestamp: Math.floor(nowMs / 1000),
-      ...(policy.issuer ? { issuer: policy.issuer } : {}),
-      ...(policy.audience ? { audience: policy.audience } : {}),
-    });
-  } catch (err) {
-    const why =
-      err instanceof jwt.TokenExpiredError
-        ? 'the token has expired'
-        : err instanceof jwt.JsonWebTokenError && /^jwt (issuer|audience) invalid/.test(err.message)
-          ? `the token's ${err.message.includes('issuer') ? 'issuer (iss)' : 'audience (aud)'} is not accepted here`
-          : 'the token is not valid';
-    throw unauthorized(why);
+/**
+ * The keys worth trying on this token: of its algorithm, and the one its `kid` names when
+ * a key has that kid. With one key configured jsonwebtoken checks the algorithm itself.
+ */
+function candidates(secret: string | undefined, token: string, more: readonly VerifyKey[] = []): readonly VerifyKey[] {
+  const all = secret === undefined ? more : more.length === 0 ? [secretKey(secret)] : [secretKey(secret), ...more];
+  if (all.length <= 1) return all;
+  const header = jwt.decode(token, { complete: true })?.header;
+  if (!header) return all.slice(0, 1); // malformed: one attempt says so
+  const ofAlg = all.filter((k) => k.alg === header.alg);
+  const named = header.kid === undefined ? [] : ofAlg.filter((k) => k.kid === header.kid);
+  return named.length > 0 ? named : ofAlg;
+}
+
+function refusal(err: unknown): DomainError {
+  return unauthorized(
+    err instanceof jwt.TokenExpiredError
+      ? 'the token has expired'
+      : err instanceof jwt.JsonWebTokenError && /^jwt (issuer|audience) invalid/.test(err.message)
+        ? `the token's ${err.message.includes('issuer') ? 'issuer (iss)' : 'audience (aud)'} is not accepted here`
+        : 'the token is not valid',
+  );
+}
+
+const badSignature = (err: unknown) => err instanceof jwt.JsonWebTokenError && err.message === 'invalid signature';
+
+/** `secret`: the HS256 secret, if tokens may be signed with one; `policy.keys`: the other accepted keys. */
+export function verifyToken(
+  secret: string | undefined,
+  token: string,
+  policy: TokenPolicy = DEFAULT_TOKEN_POLICY,
+  nowMs = Date.now(),
+): Principal {
+  const keys = candidates(secret, token, policy.keys);
+  if (keys.length === 0) throw unauthorized("the token's algorithm is not accepted here");
+  let claims: string | jwt.JwtPayload | undefined;
+  let firstError: unknown;
+  for (const k of keys) {
+    try {
+      claims = jwt.verify(token, k.key, {
+        algorithms: [k.alg],
+        clockTimestamp: Math.floor(nowMs / 1000),
+        ...(policy.issuer ? { issuer: policy.issuer } : {}),
+        ...(policy.audience ? { audience: policy.audience } : {}),
+      });
+      break;
+    } catch (err) {
+      // another key may have signed it; any other error comes after the signature was good
+      if (!badSignature(err)) throw refusal(err);
+      firstError ??= err;
+    }
   }
+  if (claims === undefined) throw refusal(firstError);
   if (typeof claims === 'string' || typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 200) {
     throw unauthorized('the token has no subject');
   }
@@ -68,7 +116,7 @@ export function verifyToken(secret: string, token: string, policy: TokenPolicy =
 }
 
 export function signToken(
-  secret: string,
+  key: SigningKey,
   p: { sub: string; admin?: boolean; name?: string },
   expiresInSeconds = 7 * 24 * 3600,
   o: { issuer?: string; audience?: string } = {},
@@ -76,8 +124,10 @@ export function signToken(
   const claims: Record<string, string> = {};
   if (p.admin) claims.role = 'admin';
   if (p.name) claims.name = p.name;
-  return jwt.sign(claims, secret, {
-    algorithm: 'HS256',
+  const kid = typeof key === 'string' ? undefined : key.kid;
+  return jwt.sign(claims, typeof key === 'string' ? key : key.key, {
+    algorithm: typeof key === 'string' ? 'HS256' : key.alg,
+    ...(kid ? { keyid: kid } : {}),
     subject: p.sub,
     expiresIn: expiresInSeconds,
     ...(o.issuer ? { issuer: o.issuer } : {}),

@@ -6,6 +6,7 @@
 import cron from 'node-cron';
 import { z } from 'zod';
 import { MAX_SWEEP_SHARDS } from '../domain/sweep-shard.js';
+import { GENERATE_SECRET, secretWeakness } from './secret-strength.js';
 
 /**
  * Default sends in flight: one process carries a burst's texts alone; replicas share the
@@ -38,6 +39,13 @@ const cron6 = (def: string) =>
     .default(def)
     .refine((v) => v.trim().split(/\s+/).length === 6 && cron.validate(v), 'must be a valid 6-field node-cron expression');
 const flag = () => z.enum(['true', 'false', '']).default('false');
+const hs256Secret = z
+  .string()
+  .min(32, 'must be at least 32 characters')
+  .superRefine((v, ctx) => {
+    const why = secretWeakness(v);
+    if (why) ctx.addIssue({ code: 'custom', message: `${why}; ${GENERATE_SECRET}` });
+  });
 
 const processAndListener = {
   PORT: doc(int(3000).pipe(z.number().max(65535)), 'HTTP and Socket.IO port'),
@@ -210,9 +218,24 @@ const retention = {
 
 const requests = {
   JWT_SECRET: doc(
-    optStr.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
-    'HS256 key of the bearer tokens, at least 32 characters',
-    'generated into `DATA_DIR/jwt-secret` when embedded; **required** in cluster mode',
+    optStr.pipe(hs256Secret.optional()),
+    'HS256 key of the bearer tokens: at least 32 characters, random (placeholders and low-entropy values are refused; `openssl rand -hex 32`)',
+    'generated into `DATA_DIR/jwt-secret` when embedded and no public key is set; **required** in cluster mode unless a public key is set',
+  ),
+  JWT_SECRET_PREVIOUS: doc(
+    optStr.pipe(hs256Secret.optional()),
+    'during a rotation of `JWT_SECRET`: the secret before it, also accepted until the tokens it signed have expired ([security.md](security.md#key-rotation))',
+    'only `JWT_SECRET`',
+  ),
+  JWT_PUBLIC_KEY_FILE: doc(
+    optStr,
+    'PEM file(s), comma-separated, of the public keys whose tokens are accepted: RSA ≥ 2048 bits (RS256) or EC P-256 (ES256); replicas then hold no signing key ([security.md](security.md#tokens-srcauthtokensts))',
+    'no RS256/ES256 tokens',
+  ),
+  JWT_JWKS_FILE: doc(
+    optStr,
+    'a local JWKS file (`{"keys": [...]}`, read at start-up, never fetched) of RS256/ES256 public keys, picked by the token\'s `kid`',
+    'no RS256/ES256 tokens',
   ),
   JWT_MAX_LIFETIME_SECONDS: doc(int(2592000, 1), 'longest accepted token (`exp` − `iat`, or `exp` − now); `exp` is required'),
   JWT_ISSUER: doc(optStr, 'set → tokens must carry this `iss`', 'any issuer'),
@@ -235,8 +258,8 @@ const requests = {
     'cluster mode: a Redis rate-limit call slower than this counts as Redis down (check-ins pass, the other budgets count on the replica)',
   ),
   TRUST_PROXY: doc(
-    z.string().default('loopback, linklocal, uniquelocal'),
-    'which hops may set `X-Forwarded-For` (Express `trust proxy`): `true`, `false`, a hop count, or addresses/subnets',
+    z.string().default('loopback'),
+    'which hops may set `X-Forwarded-For` (Express `trust proxy`; the per-address budget keys on the result): `loopback`, addresses and subnets (`10.0.0.0/8`), a hop count, `false` or `true`; the value for each deployment shape: [security.md](security.md#client-address-trust_proxy)',
   ),
   HTTP_MAX_CONNECTIONS: doc(int(4096), 'open connections per replica; past it new ones are closed at once; `0`: no cap'),
   HTTP_HEADERS_TIMEOUT_MS: doc(int(10000, 1), 'the request headers must arrive within this (else 408 `request_timeout`)'),

@@ -40,13 +40,14 @@ export interface AppDeps {
   log: Logger;
   /** a span per request, continuing an incoming W3C `traceparent`; none when absent */
   tracing?: Tracing;
-  jwtSecret: string;
+  /** the HS256 secret; none when only public keys verify tokens (in `tokenPolicy.keys`) */
+  jwtSecret?: string;
   /** exp required, maximum lifetime, iss/aud; default: 30 days, no iss/aud */
   tokenPolicy?: TokenPolicy;
   bodyLimit: string;
   /** request budgets (./rate-limit.ts); none: unlimited */
   rateLimit?: RequestHandler;
-  /** Express `trust proxy`; default: loopback, link-local and unique-local addresses */
+  /** Express `trust proxy`; default: loopback only (a proxy on the same host) */
   trustProxy?: boolean | number | string[];
   /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
   draining: () => boolean;
@@ -76,7 +77,7 @@ const markBase = (req: Request, res: Response, next: NextFunction) => {
 export function createApp(d: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', d.trustProxy ?? ['loopback', 'linklocal', 'uniquelocal']);
+  app.set('trust proxy', d.trustProxy ?? ['loopback']);
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {

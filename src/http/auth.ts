@@ -16,7 +16,7 @@ declare module 'express-serve-static-core' {
  * Reads the bearer token, if any, before anything else looks at the request (rate limits
  * key on the person; bodies are read only after). Never refuses by itself.
  */
-export function identify(secret: string, policy?: TokenPolicy) {
+export function identify(secret: string | undefined, policy?: TokenPolicy) {
   return (req: Request, _res: Response, next: NextFunction) => {
     const h = req.headers.authorization;
     if (!h || !h.startsWith('Bearer ')) {
@@ -39,7 +39,7 @@ export function requirePrincipal(req: Request, _res: Response, next: NextFunctio
 }
 
 /** Reads and requires the token in one step (routers used on their own). */
-export function bearer(secret: string, policy?: TokenPolicy) {
+export function bearer(secret: string | undefined, policy?: TokenPolicy) {
   const read = identify(secret, policy);
   return (req: Request, res: Response, next: NextFunction) => read(req, res, () => requirePrincipal(req, res, next));
 }

@@ -47,7 +47,7 @@ export interface Realtime {
 export function createRealtime(
   http: HttpServer,
   opts: {
-    jwtSecret: string;
+    jwtSecret?: string;
     metrics: Metrics;
     log: Logger;
     /** cluster mode: the other replicas */

@@ -31,7 +31,7 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
   let context: BrowserContext;
   const problems: string[] = [];
 
-  const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret, { sub, ...o });
+  const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret ?? '', { sub, ...o });
   async function api(
     tok: string,
     method: string,

@@ -42,7 +42,7 @@ describe.skipIf(!hasChromium)(
     let vigil: Vigil;
     let context: BrowserContext;
     const problems: string[] = [];
-    const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret, { sub, ...o });
+    const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret ?? '', { sub, ...o });
     const modToken = () => token('mod', { admin: true, name: 'Mona Moderator' });
 
     async function api(tok: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {

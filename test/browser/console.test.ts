@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium)(
     const carrier = new TestCarrier();
     const problems: string[] = [];
 
-    const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret, { sub, ...o });
+    const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret ?? '', { sub, ...o });
     const modToken = () => token('mod', { admin: true, name: 'Mona Moderator' });
 
     async function api(tok: string, method: string, path: string, body?: unknown): Promise<Answer> {

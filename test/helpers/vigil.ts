@@ -44,7 +44,7 @@ export async function startTestVigil(
     vigil,
     url,
     dataDir: dir,
-    token: (sub, o = {}) => signToken(config.jwtSecret, { sub, admin: o.admin, name: o.name }),
+    token: (sub, o = {}) => signToken(config.jwtSecret ?? '', { sub, admin: o.admin, name: o.name }),
     api: (token, method, path, body, headers) => requestJson(`${url}${path}`, token, method, body, headers),
     async stop(o = {}) {
       await vigil.stop();

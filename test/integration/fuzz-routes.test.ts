@@ -62,7 +62,7 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 
 let people = 0;
 const tokenOf = (kind: string): string | undefined => {
-  const secret = v.vigil.config.jwtSecret;
+  const secret = v.vigil.config.jwtSecret ?? '';
   const sub = `fuzz-${++people}`;
   switch (kind) {
     case 'user':

@@ -125,7 +125,7 @@ beforeAll(async () => {
   const found: unknown = vigil.app;
   if (!isExpressApp(found)) throw new Error('startVigil did not expose its Express app');
   app = found;
-  adminToken = signToken(vigil.config.jwtSecret, { sub: 'openapi-probe-admin', admin: true });
+  adminToken = signToken(vigil.config.jwtSecret ?? '', { sub: 'openapi-probe-admin', admin: true });
 });
 
 afterAll(async () => {

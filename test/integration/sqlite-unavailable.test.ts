@@ -2,6 +2,7 @@
  * A SQLite file another process holds locked past the busy timeout, or a closed store,
  * answers 503 with Retry-After — the store being unavailable, as on MongoDB — never 500.
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -63,7 +64,11 @@ describe('SQLite busy or closed → 503', () => {
   });
 
   it('the busy timeout defaults to a quarter of the lock TTL and may not exceed half of it', () => {
-    const base = { DATA_DIR: join(process.cwd(), 'data-unused'), JWT_SECRET: 'x'.repeat(32), REDIS_URL: 'redis://127.0.0.1:1' };
+    const base = {
+      DATA_DIR: join(process.cwd(), 'data-unused'),
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      REDIS_URL: 'redis://127.0.0.1:1',
+    };
     expect(loadConfig({ ...base }).sqliteBusyTimeoutMs).toBe(2500);
     expect(loadConfig({ ...base, LOCK_TTL_MS: '2000' }).sqliteBusyTimeoutMs).toBe(500);
     expect(loadConfig({ ...base, SQLITE_BUSY_TIMEOUT_MS: '5000' }).sqliteBusyTimeoutMs).toBe(5000);

@@ -12,7 +12,7 @@ let secret: string;
 
 beforeAll(async () => {
   v = await startTestVigil({ JWT_MAX_LIFETIME_SECONDS: String(7 * DAY), SOCKETS_PER_USER: '2' }, { manualTicks: true });
-  secret = v.vigil.config.jwtSecret;
+  secret = v.vigil.config.jwtSecret ?? '';
 });
 afterAll(async () => {
   await v?.stop();

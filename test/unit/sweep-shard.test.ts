@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ALL_SHARDS, inShard, shardLockName, SWEEP_SLOTS, sweepSlot } from '../../src/domain/sweep-shard.js';
 
-const SECRET = { JWT_SECRET: 'x'.repeat(32) };
+const SECRET = { JWT_SECRET: randomBytes(32).toString('hex') };
 
 describe('sweep shards', () => {
   it('a slot is a stable hash of the id, within [0, SWEEP_SLOTS)', () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { tracerProviderFor } from '../../src/telemetry/provider.js';
 import { createTracing, noTracing, parseTraceparent } from '../../src/telemetry/tracing.js';
 
-const SECRET = { JWT_SECRET: 'x'.repeat(32) };
+const SECRET = { JWT_SECRET: randomBytes(32).toString('hex') };
 const tracingOf = (env: Record<string, string>) => loadConfig({ ...SECRET, ...env }).tracing;
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
