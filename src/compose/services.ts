@@ -10,7 +10,7 @@ import type { Express } from 'express';
 import { AllClear } from '../app/all-clear.js';
 import { IncidentService } from '../app/incidents.js';
 import { newId } from '../app/ids.js';
-import { LocationService } from '../app/location.js';
+import { LocationService, type LocationCounters } from '../app/location.js';
 import { ModerationService } from '../app/moderation.js';
 import { NotificationService } from '../app/notifications.js';
 import { PanicService } from '../app/panic.js';
@@ -98,6 +98,7 @@ export async function startServices(
     { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
     { log, metrics },
   );
+  const locationCounters = { inc: (outcome: Parameters<LocationCounters['inc']>[0]) => metrics.locationFixes.inc({ outcome }) };
   const location = new LocationService(
     store,
     latestFixes,
@@ -111,9 +112,9 @@ export async function startServices(
       flushMs: config.location.flushMs,
     },
     log,
-    { inc: (outcome) => metrics.locationFixes.inc({ outcome }) },
+    locationCounters,
   );
-  attachLocationMessages(realtime.io, location, log);
+  attachLocationMessages(realtime.io, location, log, { perMinute: config.location.perMinute, counters: locationCounters });
   // a timer that ends (safe, cancelled, expired) has its buffered fixes stored at once
   const events = location.flushingOnEnd(realtime.publisher);
   // arming or extending here moves this replica's next wake-up earlier (the scheduler exists later)

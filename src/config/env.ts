@@ -191,7 +191,10 @@ const sms = {
 const location = {
   LOCATION_FLUSH_SECONDS: doc(int(60, 1), 'how often each replica stores the location fixes it received'),
   LOCATION_MIN_INTERVAL_SECONDS: doc(int(5, 0), 'at most one kept fix per person this often (else 429 `rate_limited`)'),
-  LOCATION_MAX_PER_MINUTE: doc(int(12, 1), 'location posts per person per minute (else 429 `rate_limited`)'),
+  LOCATION_MAX_PER_MINUTE: doc(
+    int(12, 1),
+    'location posts per person per minute, and `location.fix` messages per socket, counted before the store is read (made-up ids too; else 429 `rate_limited`)',
+  ),
   LOCATION_FOLLOWUP_METERS: doc(
     int(500, 1),
     'after the SOS, one `moved` text to the contacts beyond this distance from where the SOS said',
