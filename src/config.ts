@@ -62,6 +62,17 @@ export interface Config {
   sockets: { perUser: number };
   tokens: { maxLifetimeSeconds: number; issuer?: string; audience?: string };
   location: LocationConfig;
+  metrics: MetricsConfig;
+}
+
+/** Where Prometheus scrapes, and what a scrape may cost the store. */
+export interface MetricsConfig {
+  /** a listener of its own for `/metrics` (0: any free port); absent: `/metrics` on the main port */
+  port?: number;
+  /** `Authorization: Bearer <token>` required to scrape */
+  token?: string;
+  /** the store-wide gauges are read at most once per this long (0: every scrape) */
+  storeCacheMs: number;
 }
 
 export interface RateLimitConfig {
@@ -231,6 +242,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('SWEEP_KEEP_LEASE_MS: must be at most TIMER_MIN_SECONDS × 1000 (the shortest timer)');
   if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS)
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS: must be >= HTTP_HEADERS_TIMEOUT_MS');
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT)
+    throw new ConfigError('METRICS_PORT: must differ from PORT (unset it to serve /metrics on PORT)');
   const dataDir = resolve(e.DATA_DIR);
   const replicaId = e.REPLICA_ID ?? `${hostname()}-${process.pid}`;
   return {
@@ -339,5 +352,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cacheTtlMs: e.LOCATION_CACHE_TTL_SECONDS * 1000,
       sosIncludeMeeting: e.SOS_INCLUDE_MEETING === 'true',
     },
+    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN, storeCacheMs: e.METRICS_STORE_CACHE_MS },
   };
 }

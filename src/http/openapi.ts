@@ -649,7 +649,8 @@ function paths(): Record<string, PathItem> {
         tags: ['ops'],
         operationId: 'readyz',
         summary: 'Readiness: the store answers and the replica is not shutting down',
-        description: 'Turns 503 (`draining`) as soon as SIGTERM arrives, so the load balancer stops sending before the listener closes.',
+        description:
+          'Turns 503 (`draining`) as soon as SIGTERM arrives, so the load balancer stops sending before the listener closes. The store check is shared by the probes of one second.',
         ...public_,
         responses: {
           '200': ok('Ready', ref('schemas', 'Readiness')),
@@ -665,8 +666,13 @@ function paths(): Record<string, PathItem> {
         tags: ['ops'],
         operationId: 'metrics',
         summary: 'Prometheus metrics (text exposition format)',
+        description:
+          'Served here unless `METRICS_PORT` gives it a listener of its own (then this path is not found here). With `METRICS_TOKEN` set it needs `Authorization: Bearer <METRICS_TOKEN>` (not a person’s token). The store-wide gauges are read at most once per `METRICS_STORE_CACHE_MS`.',
         ...public_,
-        responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        responses: {
+          '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '401': { description: 'METRICS_TOKEN is set and the request does not carry it', content: json(ref('schemas', 'Error')) },
+        },
       },
     },
     '/openapi.json': {
