@@ -192,6 +192,20 @@ export class LocationService {
   async incidentTrail(incidentId: string): Promise<Trail> {
     const incident = await this.store.getIncident(incidentId);
     if (!incident) throw NotFound('incident_not_found', `no incident ${incidentId}`);
+    return this.trailOfIncident(incident);
+  }
+
+  /**
+   * incidentTrail for several incidents in one call (the console's reconnect reads every open
+   * card's trail at once, one request instead of one per card); ids with no incident are left out.
+   */
+  async incidentTrails(incidentIds: readonly string[]): Promise<Trail[]> {
+    const incidents = await Promise.all(incidentIds.map((id) => this.store.getIncident(id)));
+    return Promise.all(incidents.filter((i): i is Incident => i !== null).map((i) => this.trailOfIncident(i)));
+  }
+
+  private async trailOfIncident(incident: Incident): Promise<Trail> {
+    const incidentId = incident.id;
     const timerId = hasTimer(incident) ? incident.timerId : undefined;
     if (!OPEN_INCIDENT.includes(incident.status)) return { ...(timerId ? { timerId } : {}), incidentId, fixes: [], fresh: true };
     // every timer linked to it: its own (or the panic's slot) and those that joined it

@@ -25,6 +25,7 @@ import {
   Timer,
   TimerList,
   Trail,
+  TrailList,
   TwilioStatusCallback,
   Notification,
   NotificationList,
@@ -43,6 +44,7 @@ import {
   SosBody,
   SosIdempotencyKey,
   TimerQuery,
+  TrailsQuery,
 } from './validation.js';
 
 type Json = Record<string, unknown>;
@@ -436,6 +438,20 @@ function paths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/admin/incidents/locations': {
+      get: {
+        tags: ['admin'],
+        operationId: 'getIncidentTrails',
+        summary: 'The location trails of several incidents in one request (moderators)',
+        description:
+          'Each as `GET /v1/admin/incidents/{id}/locations` answers it (empty once the incident is closed); an id with no incident is left out. For a board of open incidents: one request, one charge to the budget, instead of one per card.',
+        parameters: queryParameters(TrailsQuery),
+        responses: {
+          '200': ok('The trails', ref('schemas', 'TrailList'), requestId),
+          ...errors(...userErrors, '403'),
+        },
+      },
+    },
     '/v1/admin/incidents/{id}/locations': {
       get: {
         tags: ['admin'],
@@ -709,6 +725,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['FixInput', FixBody],
     ['FixAnswer', FixAnswer],
     ['Trail', Trail],
+    ['TrailList', TrailList],
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
     ['TwilioStatusCallback', TwilioStatusCallback],

@@ -50,6 +50,12 @@ export const Trail = z.object({
     .optional(),
 });
 
+export const TrailList = z.object({
+  trails: z
+    .array(Trail)
+    .meta({ description: 'one trail per incident asked about that exists (in no particular order; an unknown id is left out)' }),
+});
+
 export const Timer = z.object({
   id: z.string(),
   userId: z.string(),
