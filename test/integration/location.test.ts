@@ -192,15 +192,15 @@ describe('after the SOS', () => {
     const ids = [...open.map((o) => o.id), 'no-such-incident', open[0]!.id].join(',');
     const r = await v.api(mod, 'GET', `/v1/admin/incidents/locations?ids=${ids}`);
     expect(r.status).toBe(200);
-    const byId = new Map((r.body.trails as { incidentId: string }[]).map((t) => [t.incidentId, t]));
+    const byId = new Map((r.body.trails as { incidentId: string; fixes: { lat: number }[] }[]).map((t) => [t.incidentId, t]));
     expect([...byId.keys()].sort()).toEqual(open.map((o) => o.id).sort());
     expect(r.body.trails).toHaveLength(3);
     for (const o of open) {
       const single = await v.api(mod, 'GET', `/v1/admin/incidents/${o.id}/locations`);
       expect(byId.get(o.id)).toEqual(single.body);
     }
-    expect((byId.get(open[0]!.id) as { fixes: { lat: number }[] }).fixes.map((f) => f.lat)).toEqual([open[0]!.lat]);
-    expect((byId.get(closed.id) as { fixes: unknown[] }).fixes).toEqual([]);
+    expect(byId.get(open[0]!.id)?.fixes.map((f) => f.lat)).toEqual([open[0]!.lat]);
+    expect(byId.get(closed.id)?.fixes).toEqual([]);
 
     // moderators only; at most 100 ids; no empty list
     expect((await v.api(v.token('trails-0'), 'GET', `/v1/admin/incidents/locations?ids=${open[0]!.id}`)).status).toBe(403);
