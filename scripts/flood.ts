@@ -1,10 +1,14 @@
 /**
  * Flood benchmark: one token floods an embedded Vigil (a child process) as fast as this
- * machine allows, over N keep-alive connections, while other people check in ("I'm safe")
- * 1–3 s before their deadlines. Prints the flood rate, its 429s, the check-in answer times
- * and how many people ended safe or got an SOS (the goal: none, and p99 ≤ 200 ms).
- *   npm run flood -- [--conns 64] [--seconds 10] [--people 200]
- * RATE_LIMIT_* variables in the environment are passed on to the service.
+ * machine allows, while other people check in ("I'm safe") 1–3 s before their deadlines.
+ * Prints the flood rate and how it was answered, the check-in answer times and how many
+ * people ended safe or got an SOS (the goal: none, and p99 ≤ 200 ms).
+ *   npm run flood -- [--flood http|location] [--conns 64] [--seconds 10] [--people 200]
+ * `http` (default): GET /v1/timers over N keep-alive connections. `location`: `location.fix`
+ * messages with made-up timer ids over N Socket.IO connections of the token (at most
+ * SOCKETS_PER_USER, 10 by default), 32 in flight on each; every `timer_not_found` answer is a
+ * store read, every `rate_limited` one a message refused before the store.
+ * RATE_LIMIT_*, HTTP_*, SOCKETS_* and LOCATION_* variables in the environment are passed on to the service.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,12 +22,15 @@ import { signToken } from '../src/auth/tokens.js';
 
 const { values } = parseArgs({
   options: {
-    conns: { type: 'string', default: '64' },
+    flood: { type: 'string', default: 'http' },
+    conns: { type: 'string' },
     seconds: { type: 'string', default: '10' },
     people: { type: 'string', default: '200' },
   },
 });
-const conns = Number(values.conns);
+if (values.flood !== 'http' && values.flood !== 'location') throw new Error('--flood must be http or location');
+const kind = values.flood;
+const conns = Number(values.conns ?? (kind === 'http' ? 64 : 8));
 const floodMs = Number(values.seconds) * 1000;
 const people = Number(values.people);
 
@@ -62,6 +69,41 @@ const loop = async () => { while (Date.now() < end) await one(); };
 Promise.all(Array.from({ length: conns }, loop)).then(() => { agent.destroy(); parentPort.postMessage({ ...counts, seconds: (Date.now() - start) / 1000 }); });
 `;
 
+// The same, over Socket.IO: location.fix messages for timers that do not exist, 32 in flight per socket.
+const LOCATION_FLOODER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { io } = require('socket.io-client');
+const { url, token, conns, ms } = workerData;
+const answers = {};
+let sent = 0;
+const one = (socket) => new Promise((resolve) => {
+  socket.timeout(5000).emit('location.fix', { timerId: 'made-up-' + sent++, lat: 52.52, lng: 13.405 }, (err, ack) => {
+    const k = err ? 'timeout' : ack && ack.ok ? 'ok' : (ack && ack.error && ack.error.code) || 'other';
+    answers[k] = (answers[k] || 0) + 1;
+    resolve();
+  });
+});
+const connect = () => new Promise((resolve, reject) => {
+  const s = io(url, { auth: { token }, transports: ['websocket'], reconnection: false, forceNew: true });
+  s.once('connect', () => resolve(s));
+  s.once('connect_error', reject);
+});
+(async () => {
+  const sockets = await Promise.all(Array.from({ length: conns }, connect));
+  const start = Date.now();
+  const end = start + ms;
+  await Promise.all(sockets.flatMap((s) => Array.from({ length: 32 }, async () => { while (Date.now() < end) await one(s); })));
+  for (const s of sockets) s.close();
+  parentPort.postMessage({ answers, seconds: (Date.now() - start) / 1000 });
+})().catch((err) => parentPort.postMessage({ error: String(err) }));
+`;
+
+interface LocationFloodCounts {
+  seconds: number;
+  answers: Record<string, number>;
+  error?: string;
+}
+
 interface FloodCounts {
   seconds: number;
   ok: number;
@@ -77,7 +119,9 @@ async function main() {
   const secret = randomBytes(32).toString('hex');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const passOn = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RATE_LIMIT_') || k.startsWith('HTTP_')));
+  const passOn = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => ['RATE_LIMIT_', 'HTTP_', 'SOCKETS_', 'LOCATION_'].some((p) => k.startsWith(p))),
+  );
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {
       PATH: process.env.PATH,
@@ -135,8 +179,11 @@ async function main() {
       return line ? Number(line.split(' ').at(-1)) : NaN;
     };
     const cpuBefore = metric(await scrape(), 'process_cpu_seconds_total'); // the event-loop figures restart from here
-    const flooder = new Worker(FLOODER, { eval: true, workerData: { port, token: token('flooder'), conns, ms: floodMs } });
-    const flood = new Promise<FloodCounts>((resolve, reject) => {
+    const flooder =
+      kind === 'http'
+        ? new Worker(FLOODER, { eval: true, workerData: { port, token: token('flooder'), conns, ms: floodMs } })
+        : new Worker(LOCATION_FLOODER, { eval: true, workerData: { url: base, token: token('flooder'), conns, ms: floodMs } });
+    const flood = new Promise<FloodCounts | LocationFloodCounts>((resolve, reject) => {
       flooder.once('message', resolve);
       flooder.once('error', reject);
     });
@@ -183,12 +230,24 @@ async function main() {
     ).json()) as { incidents: unknown[] };
 
     latencies.sort((x, y) => x - y);
-    const total = counts.ok + counts.limited + counts.other + counts.errors;
     const ms = (v: number) => `${v.toFixed(1)} ms`;
-    console.log(`flood: ${conns} keep-alive connections, ${floodSeconds.toFixed(1)} s, one token`);
-    console.log(
-      `  requests/s ${(total / floodSeconds).toFixed(0)}  answered 2xx ${counts.ok}  429 ${counts.limited}  other ${counts.other}  errors ${counts.errors}`,
-    );
+    if ('answers' in counts) {
+      if (counts.error) throw new Error(`the location flooder failed: ${counts.error}`);
+      const total = Object.values(counts.answers).reduce((a, b) => a + b, 0);
+      const a = counts.answers;
+      console.log(`flood: location.fix with made-up timer ids, ${conns} sockets of one token, ${floodSeconds.toFixed(1)} s`);
+      const others = Object.entries(a).filter(([k]) => k !== 'rate_limited' && k !== 'timer_not_found');
+      console.log(
+        `  messages/s ${(total / floodSeconds).toFixed(0)}  refused before the store (rate_limited) ${a.rate_limited ?? 0}` +
+          `  store reads (timer_not_found) ${a.timer_not_found ?? 0}  other ${others.map(([k, n]) => `${k}×${n}`).join(' ') || '0'}`,
+      );
+    } else {
+      const total = counts.ok + counts.limited + counts.other + counts.errors;
+      console.log(`flood: ${conns} keep-alive connections, ${floodSeconds.toFixed(1)} s, one token`);
+      console.log(
+        `  requests/s ${(total / floodSeconds).toFixed(0)}  answered 2xx ${counts.ok}  429 ${counts.limited}  other ${counts.other}  errors ${counts.errors}`,
+      );
+    }
     console.log(`check-ins: ${armed.length} people, "I'm safe" 1-3 s before the deadline`);
     console.log(`  answers ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
     console.log(`  p50 ${ms(pct(latencies, 50))}  p99 ${ms(pct(latencies, 99))}  max ${ms(latencies.at(-1) ?? NaN)}`);

@@ -71,6 +71,17 @@ export interface Config {
   /** what a token must be to be accepted, and the keys besides `jwtSecret` that verify it */
   tokens: TokenPolicy;
   location: LocationConfig;
+  metrics: MetricsConfig;
+}
+
+/** Where Prometheus scrapes, and what a scrape may cost the store. */
+export interface MetricsConfig {
+  /** a listener of its own for `/metrics` (0: any free port); absent: `/metrics` on the main port */
+  port?: number;
+  /** `Authorization: Bearer <token>` required to scrape */
+  token?: string;
+  /** the store-wide gauges are read at most once per this long (0: every scrape) */
+  storeCacheMs: number;
 }
 
 export interface RateLimitConfig {
@@ -314,6 +325,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('SWEEP_KEEP_LEASE_MS: must be at most TIMER_MIN_SECONDS × 1000 (the shortest timer)');
   if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS)
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS: must be >= HTTP_HEADERS_TIMEOUT_MS');
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT)
+    throw new ConfigError('METRICS_PORT: must differ from PORT (unset it to serve /metrics on PORT)');
   const dataDir = resolve(e.DATA_DIR);
   const tokens = tokenKeys(e, cluster, dataDir);
   const replicaId = e.REPLICA_ID ?? `${hostname()}-${process.pid}`;
@@ -423,5 +436,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cacheTtlMs: e.LOCATION_CACHE_TTL_SECONDS * 1000,
       sosIncludeMeeting: e.SOS_INCLUDE_MEETING === 'true',
     },
+    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN, storeCacheMs: e.METRICS_STORE_CACHE_MS },
   };
 }

@@ -26,6 +26,8 @@ export interface Vigil {
   app: Express;
   url: string;
   port: number;
+  /** the port of the metrics listener when METRICS_PORT is set; absent: `/metrics` is on `port` */
+  metricsPort?: number;
   store: Store;
   lock: Lock;
   carrier: Carrier;
@@ -51,7 +53,7 @@ export interface Overrides extends AdapterOverrides {
 
 export async function startVigil(config: Config, o: Overrides = {}): Promise<Vigil> {
   const log = o.logger ?? createLogger({ level: config.logLevel, base: { replica: config.replicaId } });
-  const metrics = createMetrics({ replica: config.replicaId });
+  const metrics = createMetrics({ replica: config.replicaId, storeCacheMs: config.metrics.storeCacheMs });
 
   const cleanups: (() => Promise<void>)[] = [];
   const onClose = (step: () => Promise<void>) => void cleanups.push(step);
@@ -74,6 +76,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
         store: config.mongodbUri ? 'mongodb' : 'sqlite',
         lock: config.redisUrl ? 'redis' : 'in-process',
         carrier: carrier.name,
+        ...(services.metricsPort === undefined ? {} : { metricsPort: services.metricsPort }),
       },
       'Vigil is listening',
     );
@@ -98,6 +101,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       app: services.app,
       url,
       port,
+      ...(services.metricsPort === undefined ? {} : { metricsPort: services.metricsPort }),
       store,
       lock,
       carrier,

@@ -17,7 +17,7 @@ import { sweepMetrics } from './metrics/sweep.js';
 
 export type { StoreGauges } from './metrics/store.js';
 
-export function createMetrics(opts: { replica: string; collectDefault?: boolean; storeTimeoutMs?: number }) {
+export function createMetrics(opts: { replica: string; collectDefault?: boolean; storeTimeoutMs?: number; storeCacheMs?: number }) {
   const registry = new client.Registry();
   registry.setDefaultLabels({ replica: opts.replica });
   const r = [registry];
@@ -29,7 +29,7 @@ export function createMetrics(opts: { replica: string; collectDefault?: boolean;
     ...requestMetrics(r),
     ...realtimeMetrics(r),
     ...moderationMetrics(r),
-    ...storeMetrics(r, opts.storeTimeoutMs),
+    ...storeMetrics(r, { timeoutMs: opts.storeTimeoutMs, cacheMs: opts.storeCacheMs }),
     ...sqliteMetrics(r),
     /** Start known label values at 0 so alerts and rates see the series before the first event. */
     zeroKnownSeries() {

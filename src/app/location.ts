@@ -69,12 +69,17 @@ export interface LocationCounters {
 
 const MAX_BUFFERED_PER_TIMER = 500;
 
+/** Per person, this replica's view: recent attempts (this host's monotonic clock) and the last kept fix (the store's clock). */
+interface RateState {
+  attempts: number[];
+  lastKeptAt?: number;
+}
+
 export class LocationService {
   /** fixes received here and not flushed yet, by timer */
   private readonly pending = new Map<string, StoredFix[]>();
-  /** per person: times of recent posts and of the last kept fix (this replica's view) */
-  private readonly rate = new Map<string, { posts: number[]; lastKeptAt?: number }>();
-  /** the store's clock at the last post (rate windows are measured on it, not on this host's clock) */
+  private readonly rate = new Map<string, RateState>();
+  /** the store's clock at the last post (the kept-fix interval is measured on it, not on this host's clock) */
   private lastNow = 0;
 
   constructor(
@@ -85,10 +90,13 @@ export class LocationService {
     private readonly settings: LocationSettings,
     private readonly log: Pick<Logger, 'warn' | 'info'>,
     private readonly counters: LocationCounters = { inc: () => {} },
+    /** this host's monotonic clock (ms): the attempt budget is counted before the store (and its clock) is read */
+    private readonly hostMs: () => number = () => performance.now(),
   ) {}
 
   /** Post one fix for the caller's own timer. */
   async post(caller: Caller, timerId: string, input: FixInput): Promise<PostResult> {
+    this.admit(caller.userId);
     const timer = await this.store.getTimer(timerId, caller.userId);
     if (!timer) throw NotFound('timer_not_found', `no timer ${timerId} for this user`);
     // a timer linked to an open incident (its own, or the one it joined) takes fixes for that incident
@@ -106,6 +114,7 @@ export class LocationService {
    * pushed to moderators, as every fix after an SOS.
    */
   async postForIncident(caller: Caller, incidentId: string, input: FixInput): Promise<PostResult> {
+    this.admit(caller.userId);
     const incident = await this.store.getIncident(incidentId);
     if (!incident || incident.userId !== caller.userId) throw NotFound('incident_not_found', `no incident ${incidentId} for this user`);
     if (!OPEN_INCIDENT.includes(incident.status))
@@ -128,7 +137,7 @@ export class LocationService {
     const problem = fixTimeProblem(at, now, target.startedAt);
     if (problem === 'in_future') throw Invalid('fix_in_future', 'the fix time `at` is in the future');
     if (problem === 'before_timer') throw Invalid('fix_before_timer', 'the fix time `at` is before the timer started');
-    this.checkRate(caller.userId, now.getTime());
+    this.checkInterval(caller.userId, now.getTime());
 
     const fix: StoredFix = {
       timerId,
@@ -183,6 +192,20 @@ export class LocationService {
   async incidentTrail(incidentId: string): Promise<Trail> {
     const incident = await this.store.getIncident(incidentId);
     if (!incident) throw NotFound('incident_not_found', `no incident ${incidentId}`);
+    return this.trailOfIncident(incident);
+  }
+
+  /**
+   * incidentTrail for several incidents in one call (the console's reconnect reads every open
+   * card's trail at once, one request instead of one per card); ids with no incident are left out.
+   */
+  async incidentTrails(incidentIds: readonly string[]): Promise<Trail[]> {
+    const incidents = await Promise.all(incidentIds.map((id) => this.store.getIncident(id)));
+    return Promise.all(incidents.filter((i): i is Incident => i !== null).map((i) => this.trailOfIncident(i)));
+  }
+
+  private async trailOfIncident(incident: Incident): Promise<Trail> {
+    const incidentId = incident.id;
     const timerId = hasTimer(incident) ? incident.timerId : undefined;
     if (!OPEN_INCIDENT.includes(incident.status)) return { ...(timerId ? { timerId } : {}), incidentId, fixes: [], fresh: true };
     // every timer linked to it: its own (or the panic's slot) and those that joined it
@@ -241,8 +264,9 @@ export class LocationService {
     for (const id of [...this.pending.keys()]) n += await this.flushTimer(id).catch(() => 0);
     // forget rate windows nobody used for a minute (and whose last kept fix is older than the interval)
     const now = this.lastNow;
+    const hostNow = this.hostMs();
     for (const [user, r] of this.rate)
-      if (r.posts.every((t) => now - t > 60_000) && now - (r.lastKeptAt ?? 0) > this.settings.minIntervalMs) this.rate.delete(user);
+      if (r.attempts.every((t) => hostNow - t > 60_000) && now - (r.lastKeptAt ?? 0) > this.settings.minIntervalMs) this.rate.delete(user);
     return n;
   }
 
@@ -350,26 +374,39 @@ export class LocationService {
     this.pending.set(fix.timerId, list);
   }
 
-  private rateOf(userId: string): { posts: number[]; lastKeptAt?: number } {
+  private rateOf(userId: string): RateState {
     let r = this.rate.get(userId);
     if (!r) {
-      r = { posts: [] };
+      r = { attempts: [] };
       this.rate.set(userId, r);
     }
     return r;
   }
 
-  private checkRate(userId: string, now: number): void {
-    this.lastNow = Math.max(this.lastNow, now);
+  /**
+   * The budget of posts per person and minute, charged before anything reads the store: every
+   * attempt counts, one for a made-up timer or incident id too, so a flood of fixes costs a map
+   * lookup each, never a store read (docs/security.md).
+   */
+  private admit(userId: string): void {
+    const now = this.hostMs();
     const r = this.rateOf(userId);
-    r.posts = r.posts.filter((t) => now - t < 60_000);
-    const d = rateDecision(this.settings, now, r.posts, r.lastKeptAt);
-    if (!d.ok) {
-      this.counters.inc('rate_limited');
-      const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
-      throw RateLimited('rate_limited', `too many location fixes; try again in ${seconds} s`, seconds);
-    }
-    r.posts.push(now);
+    r.attempts = r.attempts.filter((t) => now - t < 60_000);
+    this.refuseUnless(rateDecision(this.settings, now, r.attempts, undefined));
+    r.attempts.push(now);
+  }
+
+  /** At most one kept fix per interval, on the store's clock (the one `lastKeptAt` was read on). */
+  private checkInterval(userId: string, now: number): void {
+    this.lastNow = Math.max(this.lastNow, now);
+    this.refuseUnless(rateDecision(this.settings, now, [], this.rateOf(userId).lastKeptAt));
+  }
+
+  private refuseUnless(d: ReturnType<typeof rateDecision>): void {
+    if (d.ok) return;
+    this.counters.inc('rate_limited');
+    const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+    throw RateLimited('rate_limited', `too many location fixes; try again in ${seconds} s`, seconds);
   }
 
   private cacheFailed(err: unknown, op: string): null {

@@ -10,7 +10,7 @@ import type { Express } from 'express';
 import { AllClear } from '../app/all-clear.js';
 import { IncidentService } from '../app/incidents.js';
 import { newId } from '../app/ids.js';
-import { LocationService } from '../app/location.js';
+import { LocationService, type LocationCounters } from '../app/location.js';
 import { ModerationService } from '../app/moderation.js';
 import { NotificationService } from '../app/notifications.js';
 import { PanicService } from '../app/panic.js';
@@ -23,6 +23,7 @@ import { contactsTextedNotification } from '../domain/notification.js';
 import { createApp } from '../http/app.js';
 import { answerClientErrors } from '../http/client-errors.js';
 import { openapiDocument } from '../http/openapi.js';
+import { startMetricsListener } from '../http/metrics-endpoint.js';
 import { createRateLimits } from '../http/rate-limit.js';
 import { receiptRoutes } from '../http/routes/receipts.js';
 import type { Logger } from '../log.js';
@@ -37,7 +38,7 @@ import { Scheduler } from '../worker/scheduler.js';
 import type { Sweeper } from '../worker/sweeper.js';
 import { Warner } from '../worker/warner.js';
 import type { Adapters, OnClose } from './adapters.js';
-import { HTTP_FORCE_CLOSE_MS, httpTimeoutCheckMs, TRAIL_LIMIT } from './tuning.js';
+import { HTTP_FORCE_CLOSE_MS, httpTimeoutCheckMs, METRICS_MAX_CONNECTIONS, READY_CACHE_MS, TRAIL_LIMIT } from './tuning.js';
 import { buildWorkers, workerSettings } from './workers.js';
 
 export interface Services {
@@ -45,6 +46,8 @@ export interface Services {
   app: Express;
   /** the port the HTTP server listens on */
   port: number;
+  /** the port of the metrics listener (METRICS_PORT); absent: `/metrics` is on `port` */
+  metricsPort?: number;
   sweeper: Sweeper;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
@@ -98,6 +101,7 @@ export async function startServices(
     { maxPerIncident: config.sms.maxPerIncident, maxPerUserPerDay: config.sms.maxPerUserPerDay },
     { log, metrics },
   );
+  const locationCounters = { inc: (outcome: Parameters<LocationCounters['inc']>[0]) => metrics.locationFixes.inc({ outcome }) };
   const location = new LocationService(
     store,
     latestFixes,
@@ -111,9 +115,9 @@ export async function startServices(
       flushMs: config.location.flushMs,
     },
     log,
-    { inc: (outcome) => metrics.locationFixes.inc({ outcome }) },
+    locationCounters,
   );
-  attachLocationMessages(realtime.io, location, log);
+  attachLocationMessages(realtime.io, location, log, { perMinute: config.location.perMinute, counters: locationCounters });
   // a timer that ends (safe, cancelled, expired) has its buffered fixes stored at once
   const events = location.flushingOnEnd(realtime.publisher);
   // arming or extending here moves this replica's next wake-up earlier (the scheduler exists later)
@@ -143,6 +147,8 @@ export async function startServices(
     rateLimit: rateLimits.middleware,
     trustProxy: config.trustProxy,
     draining,
+    readyCacheMs: READY_CACHE_MS,
+    scrape: { onMainPort: config.metrics.port === undefined, token: config.metrics.token },
     openapi: openapiDocument(limits),
     extra: [
       { path: '/console', router: consoleRouter() },
@@ -160,6 +166,25 @@ export async function startServices(
       },
     ],
   });
+  // the scrape's own listener (METRICS_PORT): opened before the API's and closed after it, so the
+  // last scrapes of a draining replica still answer
+  let metricsPort: number | undefined;
+  if (config.metrics.port !== undefined) {
+    const listener = await startMetricsListener({
+      port: config.metrics.port,
+      host: config.host,
+      registry: metrics.registry,
+      token: config.metrics.token,
+      maxConnections: METRICS_MAX_CONNECTIONS,
+      headersTimeoutMs: config.http.headersTimeoutMs,
+      requestTimeoutMs: config.http.requestTimeoutMs,
+      keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
+      onError: (err) => log.error({ err }, 'a metrics scrape failed'),
+    });
+    onClose(() => listener.close());
+    metricsPort = listener.port;
+  }
+
   app = expressApp;
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -197,5 +222,5 @@ export async function startServices(
   onClose(() => flusher.stop());
 
   const port = (http.address() as AddressInfo).port;
-  return { app: expressApp, port, sweeper, dispatcher, scheduler, location, retention, flusher };
+  return { app: expressApp, port, metricsPort, sweeper, dispatcher, scheduler, location, retention, flusher };
 }

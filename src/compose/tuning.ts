@@ -32,3 +32,9 @@ export const HTTP_FORCE_CLOSE_MS = 2000;
  * 100 ms and 1 s so the check is neither a busy loop nor late.
  */
 export const httpTimeoutCheckMs = (headersTimeoutMs: number): number => Math.max(100, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
+
+/** A store check answers the `/readyz` of the next second too: probes come every few seconds, a flood of them costs one ping a second. */
+export const READY_CACHE_MS = 1000;
+
+/** Connections the METRICS_PORT listener keeps open at most: Prometheus (an HA pair, a debugging curl) needs a handful. */
+export const METRICS_MAX_CONNECTIONS = 16;

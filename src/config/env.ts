@@ -57,6 +57,20 @@ const processAndListener = {
   ),
   REPLICA_ID: doc(optStr, 'names this replica in logs, metrics (`replica`), traces and the lock token', '`<hostname>-<pid>`'),
   SHUTDOWN_TIMEOUT_MS: doc(int(25000, 0), 'hard limit on a graceful stop; a second signal exits at once'),
+  METRICS_PORT: doc(
+    optStr.pipe(z.coerce.number<string | undefined>().int().min(0).max(65535).optional()),
+    'set → `GET /metrics` is served on a listener of its own on this port (same `HOST`) and no longer on `PORT`; keep it off the load balancer ([security.md](security.md#metrics-and-readiness))',
+    '`/metrics` on `PORT`',
+  ),
+  METRICS_TOKEN: doc(
+    optStr.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+    'set → `GET /metrics` (on either listener) answers only `Authorization: Bearer <this>`, else 401',
+    'no token asked',
+  ),
+  METRICS_STORE_CACHE_MS: doc(
+    int(1000, 0),
+    'the store-wide gauges are read from the store at most once per this long; scrapes in between get the last read; `0`: every scrape reads',
+  ),
 };
 
 const modeAndStores = {
@@ -199,7 +213,10 @@ const sms = {
 const location = {
   LOCATION_FLUSH_SECONDS: doc(int(60, 1), 'how often each replica stores the location fixes it received'),
   LOCATION_MIN_INTERVAL_SECONDS: doc(int(5, 0), 'at most one kept fix per person this often (else 429 `rate_limited`)'),
-  LOCATION_MAX_PER_MINUTE: doc(int(12, 1), 'location posts per person per minute (else 429 `rate_limited`)'),
+  LOCATION_MAX_PER_MINUTE: doc(
+    int(12, 1),
+    'location posts per person per minute, and `location.fix` messages per socket, counted before the store is read (made-up ids too; else 429 `rate_limited`)',
+  ),
   LOCATION_FOLLOWUP_METERS: doc(
     int(500, 1),
     'after the SOS, one `moved` text to the contacts beyond this distance from where the SOS said',

@@ -17,6 +17,7 @@ import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
 import type { TokenPolicy } from '../auth/tokens.js';
 import { adminOnly, identify, requirePrincipal } from './auth.js';
 import { errorHandler, notFoundHandler, sendError } from './errors.js';
+import { refuseScrape, scrapeAllowed, writeScrape } from './metrics-endpoint.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
 import { adminLocationRoutes, locationRoutes } from './routes/location.js';
@@ -51,6 +52,10 @@ export interface AppDeps {
   trustProxy?: boolean | number | string[];
   /** true once shutdown has begun: /readyz answers 503 so the load balancer stops sending */
   draining: () => boolean;
+  /** a store check serves the /readyz of this long after it (ms): a flood of probes costs one ping per window; default 0 */
+  readyCacheMs?: number;
+  /** `/metrics` here (default), or on a listener of its own (METRICS_PORT: `onMainPort: false`); `token`: METRICS_TOKEN */
+  scrape?: { onMainPort: boolean; token?: string };
   /** routers mounted before the API (e.g. carrier receipts, the console) */
   extra?: { path: string; router: Router }[];
   openapi?: object;
@@ -73,6 +78,23 @@ const markBase = (req: Request, res: Response, next: NextFunction) => {
   res.locals.base = req.baseUrl;
   next();
 };
+
+/** `check`, its answer kept for `ttlMs` and shared by the callers that ask while it runs. */
+function cachedCheck(check: () => Promise<boolean>, ttlMs: number): () => Promise<boolean> {
+  let running: Promise<boolean> | undefined;
+  let last: { at: number; ok: boolean } | undefined;
+  return () => {
+    if (last && performance.now() - last.at < ttlMs) return Promise.resolve(last.ok);
+    return (running ??= check()
+      .then((ok) => {
+        last = { at: performance.now(), ok };
+        return ok;
+      })
+      .finally(() => {
+        running = undefined;
+      }));
+  };
+}
 
 export function createApp(d: AppDeps): Express {
   const app = express();
@@ -134,16 +156,24 @@ export function createApp(d: AppDeps): Express {
   app.get('/livez', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // only the store: the lock is for efficiency, its absence does not make us unready
+  const storeAnswers = cachedCheck(() => d.store.ping().catch(() => false), d.readyCacheMs ?? 0);
   app.get('/readyz', async (_req, res) => {
     if (d.draining()) return sendError(res, 503, 'draining', 'this replica is shutting down');
-    // only the store: the lock is for efficiency, its absence does not make us unready
-    const ok = await d.store.ping().catch(() => false);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: { store: ok } });
+    // ready or not, nothing more: which check failed is for the on-call (vigil_store_up, the logs), not the public
+    const ok = await storeAnswers();
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready' });
   });
-  app.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', d.metrics.registry.contentType);
-    res.send(await d.metrics.registry.metrics());
-  });
+  if (d.scrape?.onMainPort !== false) {
+    const token = d.scrape?.token;
+    app.get('/metrics', async (req, res) => {
+      if (!scrapeAllowed(req.header('authorization'), token)) {
+        res.locals.errorCode = 'unauthorized';
+        return refuseScrape(res);
+      }
+      await writeScrape(res, d.metrics.registry);
+    });
+  }
   // Everything below is budgeted: the token is read first (no body yet), then the budget of
   // the person, or of the address when there is no valid token, is charged.
   app.use(identify(d.jwtSecret, d.tokenPolicy));

@@ -25,6 +25,7 @@ import {
   Timer,
   TimerList,
   Trail,
+  TrailList,
   TwilioStatusCallback,
   Notification,
   NotificationList,
@@ -43,6 +44,7 @@ import {
   SosBody,
   SosIdempotencyKey,
   TimerQuery,
+  TrailsQuery,
 } from './validation.js';
 
 type Json = Record<string, unknown>;
@@ -435,6 +437,20 @@ function paths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/admin/incidents/locations': {
+      get: {
+        tags: ['admin'],
+        operationId: 'getIncidentTrails',
+        summary: 'The location trails of several incidents in one request (moderators)',
+        description:
+          'Each as `GET /v1/admin/incidents/{id}/locations` answers it (empty once the incident is closed); an id with no incident is left out. For a board of open incidents: one request, one charge to the budget, instead of one per card.',
+        parameters: queryParameters(TrailsQuery),
+        responses: {
+          '200': ok('The trails', ref('schemas', 'TrailList'), requestId),
+          ...errors(...userErrors, '403'),
+        },
+      },
+    },
     '/v1/admin/incidents/{id}/locations': {
       get: {
         tags: ['admin'],
@@ -648,7 +664,8 @@ function paths(): Record<string, PathItem> {
         tags: ['ops'],
         operationId: 'readyz',
         summary: 'Readiness: the store answers and the replica is not shutting down',
-        description: 'Turns 503 (`draining`) as soon as SIGTERM arrives, so the load balancer stops sending before the listener closes.',
+        description:
+          'Turns 503 (`draining`) as soon as SIGTERM arrives, so the load balancer stops sending before the listener closes. The store check is shared by the probes of one second.',
         ...public_,
         responses: {
           '200': ok('Ready', ref('schemas', 'Readiness')),
@@ -664,8 +681,13 @@ function paths(): Record<string, PathItem> {
         tags: ['ops'],
         operationId: 'metrics',
         summary: 'Prometheus metrics (text exposition format)',
+        description:
+          'Served here unless `METRICS_PORT` gives it a listener of its own (then this path is not found here). With `METRICS_TOKEN` set it needs `Authorization: Bearer <METRICS_TOKEN>` (not a person’s token). The store-wide gauges are read at most once per `METRICS_STORE_CACHE_MS`.',
         ...public_,
-        responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        responses: {
+          '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '401': { description: 'METRICS_TOKEN is set and the request does not carry it', content: json(ref('schemas', 'Error')) },
+        },
       },
     },
     '/openapi.json': {
@@ -702,6 +724,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['FixInput', FixBody],
     ['FixAnswer', FixAnswer],
     ['Trail', Trail],
+    ['TrailList', TrailList],
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
     ['TwilioStatusCallback', TwilioStatusCallback],

@@ -50,6 +50,12 @@ export const Trail = z.object({
     .optional(),
 });
 
+export const TrailList = z.object({
+  trails: z
+    .array(Trail)
+    .meta({ description: 'one trail per incident asked about that exists (in no particular order; an unknown id is left out)' }),
+});
+
 export const Timer = z.object({
   id: z.string(),
   userId: z.string(),
@@ -166,7 +172,11 @@ export const FailedEscalationList = z.object({ timers: z.array(FailedEscalation)
 
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
 
-export const Readiness = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.string(), z.boolean()) });
+export const Readiness = z.object({
+  status: z.enum(['ready', 'not_ready']).meta({
+    description: 'ready or not, nothing more (which check failed is in `vigil_store_up` and the logs, not on a public route)',
+  }),
+});
 
 export const TwilioStatusCallback = z.object({
   MessageSid: z.string(),

@@ -97,6 +97,23 @@ export const CommandIdempotencyKey = IdempotencyKey.meta({
 });
 export const IdParam = z.string().min(1).max(200);
 
+/** At most this many incidents per batched trail read (GET /v1/admin/incidents/locations). */
+export const MAX_TRAIL_IDS = 100;
+/** `?ids=a,b,c`: comma-separated ids, each an IdParam, at most MAX_TRAIL_IDS of them. */
+export const TrailsQuery = z.strictObject({
+  ids: z
+    .string()
+    .min(1)
+    .max(8000)
+    .regex(/^[\x21-\x2b\x2d-\x7e]+(,[\x21-\x2b\x2d-\x7e]+)*$/, 'comma-separated ids, printable ASCII without spaces')
+    .meta({
+      examples: ['inc_0197a1b2-0000-7000-8000-000000000001,inc_0197a1b2-0000-7000-8000-000000000002'],
+      description: `comma-separated incident ids, at most ${MAX_TRAIL_IDS} (each at most 200 characters); a repeated id is answered once`,
+    })
+    .transform((s) => s.split(','))
+    .pipe(z.array(IdParam).max(MAX_TRAIL_IDS, `at most ${MAX_TRAIL_IDS} ids`)),
+});
+
 // ── safety: panic SOS, inbox ────────────────────────────────────────────────
 export const SosBody = z.strictObject({
   location: GeoPoint.optional(),

@@ -3,7 +3,8 @@
  * value and `max()` across replicas is right. They are read in one guarded step per scrape
  * (bounded by a timeout, never throwing): when the store fails, `vigil_store_up` is 0, the
  * store gauges keep their last value, and the process, lock and loop metrics are still
- * exported — an outage is exactly when the on-call needs them.
+ * exported — an outage is exactly when the on-call needs them. A read's outcome is kept for
+ * `cacheMs` (METRICS_STORE_CACHE_MS): scrapes within it, however many, cost no store query.
  */
 import client from 'prom-client';
 import { labelledGauge } from './labelled.js';
@@ -61,15 +62,29 @@ async function readStore(g: StoreGauges, graceMs: number): Promise<StoreSnapshot
   };
 }
 
-export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIMEOUT_MS) {
+export interface StoreMetricsOptions {
+  /** how long a scrape waits for the store before reporting it down (ms) */
+  timeoutMs?: number;
+  /** a read's outcome (the snapshot, or the store being down) serves the scrapes of this long after it (ms); 0: none */
+  cacheMs?: number;
+  /** a monotonic clock (ms) */
+  now?: () => number;
+}
+
+export function storeMetrics(r: client.Registry[], o: StoreMetricsOptions = {}) {
+  const timeoutMs = o.timeoutMs ?? STORE_SCRAPE_TIMEOUT_MS;
+  const cacheMs = o.cacheMs ?? 0;
+  const now = o.now ?? (() => performance.now());
   let gauges: StoreGauges | undefined;
   /** GRACE_SECONDS in ms: a timer in its grace is not overdue yet */
   let graceMs = 0;
   // Last good read: kept through an outage so graphs do not gap; `vigil_store_up` says whether it is fresh.
   let snapshot: StoreSnapshot | undefined;
   let reading: Promise<boolean> | undefined;
+  /** when the last read ended and whether the store answered it: a flood of scrapes is answered from it */
+  let last: { at: number; up: boolean } | undefined;
   /** Every store gauge's collect awaits the same read: one round of queries per scrape; true when the store answered. */
-  const refresh = (): Promise<boolean> =>
+  const read = (): Promise<boolean> =>
     (reading ??= (async () => {
       if (!gauges) return false;
       let timer: NodeJS.Timeout | undefined;
@@ -88,9 +103,16 @@ export function storeMetrics(r: client.Registry[], timeoutMs = STORE_SCRAPE_TIME
       } finally {
         clearTimeout(timer);
       }
-    })().finally(() => {
-      reading = undefined;
-    }));
+    })()
+      .then((up) => {
+        // measured from the end: a store that took the whole timeout is not asked again at once
+        last = { at: now(), up };
+        return up;
+      })
+      .finally(() => {
+        reading = undefined;
+      }));
+  const refresh = (): Promise<boolean> => (last && now() - last.at < cacheMs ? Promise.resolve(last.up) : read());
   const fromStore = (name: string, help: string, pick: (s: StoreSnapshot) => number) =>
     new client.Gauge({
       name,

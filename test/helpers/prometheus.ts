@@ -47,9 +47,17 @@ export interface TestPrometheus {
 
 /**
  * A real Prometheus on a free loopback port with its own storage in `dir`, scraping
- * `targets` (host:port) as job `job` every second and evaluating `ruleFiles` every second.
+ * `targets` (host:port) as job `job` every second (with `bearerToken`, if given) and
+ * evaluating `ruleFiles` every second.
  */
-export async function startPrometheus(o: { dir: string; job: string; targets: string[]; ruleFiles: string[] }): Promise<TestPrometheus> {
+export async function startPrometheus(o: {
+  dir: string;
+  job: string;
+  targets: string[];
+  ruleFiles: string[];
+  /** sent as `Authorization: Bearer <this>` with every scrape (METRICS_TOKEN) */
+  bearerToken?: string;
+}): Promise<TestPrometheus> {
   const missing = prometheusMissing();
   if (missing) throw new Error(`${missing}: cannot start a test Prometheus`);
   const config = join(o.dir, 'prometheus.yml');
@@ -58,7 +66,14 @@ export async function startPrometheus(o: { dir: string; job: string; targets: st
     stringify({
       global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
       rule_files: o.ruleFiles,
-      scrape_configs: [{ job_name: o.job, metrics_path: '/metrics', static_configs: [{ targets: o.targets }] }],
+      scrape_configs: [
+        {
+          job_name: o.job,
+          metrics_path: '/metrics',
+          static_configs: [{ targets: o.targets }],
+          ...(o.bearerToken === undefined ? {} : { authorization: { type: 'Bearer', credentials: o.bearerToken } }),
+        },
+      ],
     }),
   );
   return onFreePort('prometheus', async (port) => {

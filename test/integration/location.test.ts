@@ -174,6 +174,42 @@ describe('after the SOS', () => {
     expect((await post(token, timerId, HOME)).status).toBe(409);
   });
 
+  it('moderators read the trails of many incidents in one request: each as its own route answers it, unknown ids left out, bounded', async () => {
+    const mod = v.token('trails-mod', { admin: true });
+    const open: { id: string; lat: number }[] = [];
+    for (let n = 0; n < 3; n++) {
+      const person = v.token(`trails-${n}`);
+      const raised = await v.api(person, 'POST', '/v1/sos', {});
+      expect(raised.status).toBe(201);
+      const id = String(raised.body.incident.id);
+      const lat = 10 + n;
+      expect((await v.api(person, 'POST', `/v1/incidents/${id}/location`, { lat, lng: 20 })).status).toBe(200);
+      open.push({ id, lat });
+    }
+    const closed = open[2]!;
+    await v.api(mod, 'POST', `/v1/admin/incidents/${closed.id}/resolve`);
+
+    const ids = [...open.map((o) => o.id), 'no-such-incident', open[0]!.id].join(',');
+    const r = await v.api(mod, 'GET', `/v1/admin/incidents/locations?ids=${ids}`);
+    expect(r.status).toBe(200);
+    const byId = new Map((r.body.trails as { incidentId: string; fixes: { lat: number }[] }[]).map((t) => [t.incidentId, t]));
+    expect([...byId.keys()].sort()).toEqual(open.map((o) => o.id).sort());
+    expect(r.body.trails).toHaveLength(3);
+    for (const o of open) {
+      const single = await v.api(mod, 'GET', `/v1/admin/incidents/${o.id}/locations`);
+      expect(byId.get(o.id)).toEqual(single.body);
+    }
+    expect(byId.get(open[0]!.id)?.fixes.map((f) => f.lat)).toEqual([open[0]!.lat]);
+    expect(byId.get(closed.id)?.fixes).toEqual([]);
+
+    // moderators only; at most 100 ids; no empty list
+    expect((await v.api(v.token('trails-0'), 'GET', `/v1/admin/incidents/locations?ids=${open[0]!.id}`)).status).toBe(403);
+    const tooMany = Array.from({ length: 101 }, (_, i) => `inc_${i}`).join(',');
+    expect((await v.api(mod, 'GET', `/v1/admin/incidents/locations?ids=${tooMany}`)).body.error.code).toBe('validation_failed');
+    expect((await v.api(mod, 'GET', '/v1/admin/incidents/locations')).status).toBe(400);
+    for (const o of open.slice(0, 2)) await v.api(mod, 'POST', `/v1/admin/incidents/${o.id}/resolve`);
+  });
+
   it('a moved text is not created for a move under the follow-up distance', async () => {
     const armed = { lat: 40.0, lng: -74.0 };
     const { token, timerId, expiresAt } = await armWithContacts(v, 'sos-near', ['+14155550170'], { durationSeconds: 1, location: armed });

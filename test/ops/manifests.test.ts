@@ -165,6 +165,8 @@ describe('manifests', () => {
     const replica = (container.env ?? []).find((e) => e.name === 'REPLICA_ID');
     expect(replica?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
     expect(Number(configMap.data?.PORT)).toBe(container.ports?.find((p) => p.name === 'http')?.containerPort);
+    // the scrape has its own listener, the container port `metrics`
+    expect(Number(configMap.data?.METRICS_PORT)).toBe(container.ports?.find((p) => p.name === 'metrics')?.containerPort);
   });
 
   it('Deployment: non-root, read-only root filesystem, no privileges, writable /tmp, resources, spread', () => {
@@ -223,6 +225,14 @@ describe('manifests', () => {
       expect(doc.paths[e.path ?? '']?.get).toBeDefined();
     }
     expect(sm.spec?.endpoints?.[0]?.path).toBe('/metrics');
+    // scraped on the metrics listener, never on the API's port that the ingress routes to
+    for (const e of sm.spec?.endpoints ?? []) {
+      const target = service.spec?.ports?.find((p) => p.name === e.port)?.targetPort;
+      expect(target, `ServiceMonitor port ${e.port ?? ''}`).toBe('metrics');
+    }
+    // and the probes stay on the API's port, where /livez and /readyz are served
+    for (const probe of [container.startupProbe, container.livenessProbe, container.readinessProbe])
+      expect(probe?.httpGet?.port).toBe('http');
   });
 
   it('HPA and PDB target the Deployment', () => {

@@ -6,8 +6,9 @@
  * EVERY dashboard query and EVERY alert expression is evaluated through Prometheus's HTTP
  * API. A query error fails; a dashboard query with no series fails (the traffic exercises
  * every panel); an alert that matches a healthy Vigil fails; a rule Prometheus cannot
- * evaluate fails. Run embedded (one replica) and, when redis-server is installed, as two
- * replicas sharing a Redis lock.
+ * evaluate fails. Run embedded (one replica, scraped on its API port) and, when redis-server
+ * is installed, as two replicas sharing a Redis lock, scraped as k8s/ deploys them: on their
+ * own METRICS_PORT, with a METRICS_TOKEN.
  * Locally a missing prometheus (or redis-server, for the second case) skips with its name;
  * with CI=true it fails.
  */
@@ -26,11 +27,13 @@ import {
   type PromResult,
   type TestPrometheus,
 } from '../helpers/prometheus.js';
+import { freePort } from '../helpers/net.js';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { eventually } from '../helpers/vigil.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const JOB = 'vigil';
+const METRICS_TOKEN = 'prometheus-live-metrics-token-0123456789';
 // Grafana's $__rate_interval is at least four scrape intervals
 const RATE_INTERVAL = '10s';
 
@@ -60,14 +63,32 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setUp(replicas: number, redis?: RedisServer): Promise<{ cluster: Cluster; prom: TestPrometheus }> {
+/**
+ * `metricsListener`: scraped as k8s/ deploys it, on each replica's METRICS_PORT with a
+ * METRICS_TOKEN; otherwise on the API's port, the embedded default.
+ */
+async function setUp(replicas: number, redis?: RedisServer, metricsListener = false): Promise<{ cluster: Cluster; prom: TestPrometheus }> {
   assertBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'vigil-prom-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const cluster = await startCluster({ replicas, dataDir: dir, redisUrl: redis?.url, env: { LOG_LEVEL: 'info', TIMER_MIN_SECONDS: '1' } });
+  const metricsPorts = metricsListener ? await Promise.all(Array.from({ length: replicas }, () => freePort())) : [];
+  const env = (i: number): Record<string, string> => ({
+    LOG_LEVEL: 'info',
+    TIMER_MIN_SECONDS: '1',
+    ...(metricsListener ? { METRICS_PORT: String(metricsPorts[i]), METRICS_TOKEN } : {}),
+  });
+  const cluster = await startCluster({ replicas, dataDir: dir, redisUrl: redis?.url, env });
   cleanups.push(() => cluster.stopAll());
-  const targets = Array.from({ length: replicas }, (_, i) => cluster.url(i).replace('http://', ''));
-  const prom = await startPrometheus({ dir, job: JOB, targets, ruleFiles: [rulesFile] });
+  const targets = Array.from({ length: replicas }, (_, i) =>
+    metricsListener ? `127.0.0.1:${String(metricsPorts[i])}` : cluster.url(i).replace('http://', ''),
+  );
+  const prom = await startPrometheus({
+    dir,
+    job: JOB,
+    targets,
+    ruleFiles: [rulesFile],
+    ...(metricsListener ? { bearerToken: METRICS_TOKEN } : {}),
+  });
   cleanups.push(() => prom.stop());
   return { cluster, prom };
 }
@@ -212,12 +233,12 @@ describe.skipIf(missing)(
     const hasRedis = redisAvailable();
     it.skipIf(!hasRedis)(
       hasRedis
-        ? 'two replicas and a Redis lock: the same, and the lock holder shows by replica'
+        ? 'two replicas and a Redis lock, scraped as k8s/ deploys them (METRICS_PORT, METRICS_TOKEN): the same, and the lock holder shows by replica'
         : 'two replicas and a Redis lock (skipped: redis-server not installed)',
       async () => {
         const redis = await startRedis();
         cleanups.push(() => redis.stop());
-        const { cluster, prom } = await setUp(2, redis);
+        const { cluster, prom } = await setUp(2, redis, true);
         await generateTraffic(cluster);
         await expectEveryQueryAnswers(prom, cluster);
         // the lock-holder panel tells replicas apart: both report wins, contention shows

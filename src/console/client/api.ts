@@ -30,6 +30,12 @@ const isList =
   (v: unknown): v is T[] =>
     Array.isArray(v) && v.every(guard);
 
+/** Incidents per batched trail read: the server takes at most 100 ids. */
+const TRAILS_PER_REQUEST = 100;
+
+const isTrail = (x: unknown): x is { incidentId: string; fixes: Fix[] } =>
+  typeof field(x, 'incidentId', (v): v is string => typeof v === 'string') === 'string' && field(x, 'fixes', isList(isFix)) !== undefined;
+
 export class Api {
   constructor(private readonly token: string) {}
 
@@ -111,6 +117,22 @@ export class Api {
     );
     if (!fixes) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected location trail.');
     return fixes;
+  }
+
+  /**
+   * The trails of many incidents, by incident id: one request per TRAILS_PER_REQUEST of them
+   * (the server's bound), so a reconnect with a full board costs a request or two, not one per card.
+   */
+  async trails(incidentIds: readonly string[]): Promise<Map<string, Fix[]>> {
+    const out = new Map<string, Fix[]>();
+    for (let i = 0; i < incidentIds.length; i += TRAILS_PER_REQUEST) {
+      const ids = incidentIds.slice(i, i + TRAILS_PER_REQUEST);
+      const body = await this.request('GET', `/v1/admin/incidents/locations?ids=${ids.map(encodeURIComponent).join(',')}`);
+      const trails = field(body, 'trails', isList(isTrail));
+      if (!trails) throw new ApiError(200, 'unexpected', 'The server answered with unexpected location trails.');
+      for (const t of trails) out.set(t.incidentId, t.fixes);
+    }
+    return out;
   }
 
   /** Send a dead or failed text again. */

@@ -207,6 +207,17 @@ async function loadTrail(id: string): Promise<void> {
   }
 }
 
+/** The trails of many cards in one request (a reload): one request per card would spend the moderator's budget. */
+async function loadTrails(ids: string[]): Promise<void> {
+  if (!api || ids.length === 0) return;
+  try {
+    const trails = await api.trails(ids);
+    for (const [id, fixes] of trails) board.card(id)?.setTrail(fixes);
+  } catch (err) {
+    signedOut(err); // otherwise the next reload reads them again
+  }
+}
+
 /** Full REST read of the open incidents: at sign-in and after every (re)connect. */
 function reload(cue: boolean): Promise<void> {
   // a read already in flight may have started before a reconnect: read once more after it
@@ -219,7 +230,7 @@ function reload(cue: boolean): Promise<void> {
     try {
       const { incidents, cursorMs } = await api.openIncidents();
       const revealed = board.replaceAll(incidents, cursorMs);
-      for (const i of incidents) void loadTrail(i.id);
+      void loadTrails(incidents.map((i) => i.id));
       if (cue) for (const i of revealed.filter((x) => x.status === 'active')) cueNew(i);
       ui.boardError.textContent = '';
       ui.summary.textContent = `Board read at ${new Date().toLocaleTimeString()}`;

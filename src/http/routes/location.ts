@@ -1,12 +1,13 @@
 /**
  * Live location: a person posts fixes for their own timer and reads its trail; moderators
- * read the trail of an open incident (`/v1/admin/incidents/:id/locations`).
+ * read the trail of an open incident (`/v1/admin/incidents/:id/locations`), or of many at
+ * once (`/v1/admin/incidents/locations?ids=`: one request for a whole board).
  */
 import { Router } from 'express';
 import type { FixInput, LocationService, Trail } from '../../app/location.js';
 import { fixView, postView, type FixBodyInput } from '../../wire/location.js';
 import { principal } from '../auth.js';
-import { FixBody, IdParam, parse } from '../validation.js';
+import { FixBody, IdParam, parse, TrailsQuery } from '../validation.js';
 
 const trailView = (t: Trail) => ({
   timerId: t.timerId,
@@ -44,6 +45,12 @@ export function locationRoutes(location: LocationService): Router {
 /** Mounted at /v1/admin (moderators only). */
 export function adminLocationRoutes(location: LocationService): Router {
   const r = Router();
+  // before `/incidents/:id` (admin.ts, mounted after this router) could take `locations` for an id
+  r.get('/incidents/locations', async (req, res) => {
+    const { ids } = parse(TrailsQuery, req.query, 'query');
+    const trails = await location.incidentTrails([...new Set(ids)]);
+    res.json({ trails: trails.map(trailView) });
+  });
   r.get('/incidents/:id/locations', async (req, res) => {
     res.json(trailView(await location.incidentTrail(parse(IdParam, req.params.id, 'incident id'))));
   });
