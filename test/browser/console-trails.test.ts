@@ -32,7 +32,7 @@ describe.skipIf(!hasChromium)('console: the trails of a full board in one reques
   let context: BrowserContext;
   const problems: string[] = [];
 
-  const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret, { sub, ...o });
+  const token = (sub: string, o: { admin?: boolean; name?: string } = {}) => signToken(config.jwtSecret ?? '', { sub, ...o });
   async function api(
     tok: string,
     method: string,
