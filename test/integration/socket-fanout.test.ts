@@ -7,7 +7,7 @@
  * only while it holds one of their sockets, listens before the client is told it is
  * connected, and publishes nothing for a room nobody else listens to; stopping one replica
  * does not drop the sockets of the others; a Redis that stops answering holds nothing back
- * and queues only so much. Three in-process replicas, each on its own data dir (events do
+ * and queues only so much; after a Redis restart events cross again. Three in-process replicas, each on its own data dir (events do
  * not go through the store).
  */
 import { randomBytes } from 'node:crypto';
@@ -283,6 +283,46 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
       process.kill(pid, 'SIGCONT');
     }
   });
+});
+
+describe.skipIf(!redisAvailable())(`a Redis restarted empty${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
+  it('events cross replicas again once Redis is back (each replica subscribes its rooms again); none crashes meanwhile', async () => {
+    const redis = await startRedis();
+    const env = { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex') };
+    const a = await startTestVigil(env, { manualTicks: true });
+    const b = await startTestVigil(env, { manualTicks: true });
+    const sockets: Recorder[] = [];
+    try {
+      const x = person('restart');
+      const tx = a.token(x);
+      const mod = await connect(b.url, a.token(person('mod'), { admin: true }));
+      const xs = await connect(b.url, tx);
+      sockets.push(mod, xs);
+      const t = (await a.api(tx, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer as TimerView;
+      await redis.stop();
+      expect((await a.api(tx, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 60 })).status).toBe(200);
+      await redis.start();
+      // each try is a new fact (an extension) until one crosses
+      await eventually(
+        async () => {
+          await a.api(tx, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 60 });
+          return xs.named('timer.extended').length > 0;
+        },
+        'an extension from a at the socket on b after the restart',
+        15_000,
+        250,
+      );
+      const y = person('restart-sos');
+      const ty = (await a.api(a.token(y), 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer as TimerView;
+      await untilPast(ty.expiresAt);
+      expect((await a.vigil.sweeper.sweep()).escalated).toBe(1);
+      await eventually(async () => mod.named('sos.triggered').length === 1, 'the SOS from a at the moderator on b');
+    } finally {
+      for (const r of sockets) r.close();
+      await Promise.allSettled([a.stop(), b.stop()]);
+      await redis.stop();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!redisAvailable())(`emits waiting for Redis${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
