@@ -79,26 +79,29 @@ export function createPublisher(
     setImmediate(flush);
   };
 
+  /** logged once until Redis answers again */
+  let failing = false;
+  const failed = (n: number, reason: 'error' | 'backlog', err?: unknown) => {
+    opts.onDropped?.(n, reason);
+    if (!failing) opts.log.warn({ err, reason, waiting }, 'events reach only this replica until Redis answers again');
+    failing = true;
+  };
+
   /** The turn's emits to the rooms another replica has a socket in, without this replica's sockets. */
   const elsewhere = (replicas: Replicas, emits: Emit[]) => {
-    if (waiting + emits.length > maxWaiting) {
-      opts.onDropped?.(emits.length, 'backlog');
-      return;
-    }
+    if (waiting + emits.length > maxWaiting) return failed(emits.length, 'backlog');
     waiting += emits.length;
     replicas
       .heardElsewhere([...new Set(emits.map((e) => e.room))])
       .then((heard) => {
+        failing = false;
         for (const e of emits) {
           if (!heard.has(e.room)) continue;
           const except = [...(rooms.get(e.room) ?? []), ...(e.exceptAdmins ? [ADMINS] : [])];
           io.to(e.room).except(except).emit(e.name, e.payload);
         }
       })
-      .catch((err: unknown) => {
-        opts.onDropped?.(emits.length, 'error');
-        opts.log.warn({ err, emits: emits.length }, 'events not sent to the other replicas');
-      })
+      .catch((err: unknown) => failed(emits.length, 'error', err))
       .finally(() => (waiting -= emits.length));
   };
 
@@ -109,6 +112,8 @@ export function createPublisher(
     batch = [];
     others = [];
     try {
+      // nobody to give a batch to: no moderator here, and no other replica to ask
+      if (!opts.replicas && !rooms.has(ADMINS)) return;
       for (let i = 0; i < events.length; i += MAX_BATCH) {
         const part = events.slice(i, i + MAX_BATCH);
         const payload = { eventId: batchEventId(part), events: part };
