@@ -81,10 +81,12 @@ export async function openAdapters(
   onClose(() => latestFixes.close());
   if (!config.redisUrl) return { store, lock, carrier, pacing, latestFixes, tracing };
 
+  // Redis was reached already (lock, fixes): what fails here is mostly a Redis before 7.0
   const replicas = await connectRedisAdapter(config.redisUrl, log, {
     onDropped: (n, reason) => metrics.fanoutDropped.inc({ reason }, n),
   }).catch((err: unknown) => {
-    throw unreachable(err);
+    const why = err instanceof Error ? err.message : String(err);
+    throw new ConfigError(`REDIS_URL: the Socket.IO Redis adapter cannot start (${why})`, { cause: err });
   });
   onClose(() => replicas.close());
   const limits = await connectRedisLimitStores(config.redisUrl, log);
