@@ -7,7 +7,7 @@ const ADAPTERS = [
   '^src/store/(sqlite|mongo)/',
   '^src/lock/(redis-lock|in-process-lock)\\.ts$',
   '^src/sms/(twilio|fast2sms|console|failover)\\.ts$',
-  '^src/realtime/redis-fanout\\.ts$',
+  '^src/realtime/redis-adapter\\.ts$',
   '^src/http/rate-limit-redis\\.ts$',
   '^src/location/(redis|memory)-fixes\\.ts$',
 ];

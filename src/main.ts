@@ -40,6 +40,8 @@ export interface Vigil {
   location: LocationService;
   /** the daily retention job (tests run it by hand) */
   retention: RetentionJob;
+  /** disconnects every socket of a person on every replica (a revoked moderator) */
+  disconnectUser(userId: string): void;
   /** start the sweep and dispatch ticks; until then nothing sweeps or sends on its own */
   startTicks(): void;
   /** graceful stop; safe to call twice */
@@ -112,6 +114,7 @@ export async function startVigil(config: Config, o: Overrides = {}): Promise<Vig
       scheduler,
       location: services.location,
       retention: services.retention,
+      disconnectUser: services.disconnectUser,
       startTicks,
       stop,
     };

@@ -1,6 +1,6 @@
 /**
  * Which adapter serves each port, as config says: the store (SQLite embedded, MongoDB with
- * MONGODB_URI), the lock, the latest-fix cache, the Socket.IO fan-out and the rate-limit
+ * MONGODB_URI), the lock, the latest-fix cache, the Socket.IO adapter and the rate-limit
  * counters (in-process, or Redis with REDIS_URL), the carriers, the trace exporter. The only
  * module that imports adapters (the `only-main-knows-adapters` rule of .dependency-cruiser.cjs).
  */
@@ -16,8 +16,8 @@ import type { LatestFixes } from '../location/port.js';
 import { RedisFixes } from '../location/redis-fixes.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Fanout } from '../realtime/fanout.js';
-import { connectRedisFanout } from '../realtime/redis-fanout.js';
+import { connectRedisAdapter } from '../realtime/redis-adapter.js';
+import type { Replicas } from '../realtime/replicas.js';
 import { ConsoleCarrier } from '../sms/console.js';
 import { FailoverCarrier } from '../sms/failover.js';
 import { Fast2SmsCarrier } from '../sms/fast2sms.js';
@@ -45,8 +45,8 @@ export interface Adapters {
   /** the primary carrier's send rate, when limited: the dispatcher paces its claims by it */
   pacing?: Pacing;
   latestFixes: LatestFixes;
-  /** cluster mode: events to the other replicas' sockets */
-  fanout?: Fanout;
+  /** cluster mode: the Socket.IO adapter to the other replicas */
+  replicas?: Replicas;
   /** cluster mode: rate-limit counters shared by the replicas */
   limitStoreFor?: LimitStoreFactory;
   tracing: Tracing;
@@ -81,11 +81,17 @@ export async function openAdapters(
   onClose(() => latestFixes.close());
   if (!config.redisUrl) return { store, lock, carrier, pacing, latestFixes, tracing };
 
-  const fanout = await connectRedisFanout(config.redisUrl, log, { onDropped: (n, reason) => metrics.fanoutDropped.inc({ reason }, n) });
-  onClose(() => fanout.close());
+  // Redis was reached already (lock, fixes): what fails here is mostly a Redis before 7.0
+  const replicas = await connectRedisAdapter(config.redisUrl, log, {
+    onDropped: (n, reason) => metrics.fanoutDropped.inc({ reason }, n),
+  }).catch((err: unknown) => {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new ConfigError(`REDIS_URL: the Socket.IO Redis adapter cannot start (${why})`, { cause: err });
+  });
+  onClose(() => replicas.close());
   const limits = await connectRedisLimitStores(config.redisUrl, log);
   onClose(() => limits.close());
-  return { store, lock, carrier, pacing, latestFixes, fanout, limitStoreFor: limits.storeFor, tracing };
+  return { store, lock, carrier, pacing, latestFixes, replicas, limitStoreFor: limits.storeFor, tracing };
 }
 
 async function openStore(config: Config, log: Logger): Promise<Store> {

@@ -54,6 +54,8 @@ export interface Services {
   location: LocationService;
   retention: RetentionJob;
   flusher: LocationFlusher;
+  /** every socket of a person, on every replica (a moderator whose access was revoked) */
+  disconnectUser(userId: string): void;
 }
 
 /**
@@ -66,7 +68,7 @@ export async function startServices(
   { log, metrics, draining }: { log: Logger; metrics: Metrics; draining: () => boolean },
   onClose: OnClose,
 ): Promise<Services> {
-  const { store, lock, carrier, pacing, latestFixes, fanout, limitStoreFor, tracing } = adapters;
+  const { store, lock, carrier, pacing, latestFixes, replicas, limitStoreFor, tracing } = adapters;
   const limits = makeLimits(config.limits);
   // Express must be the server's own request handler before Socket.IO attaches: Socket.IO
   // then takes its /socket.io/ requests and passes every other request on to Express.
@@ -92,7 +94,7 @@ export async function startServices(
     perUser: config.sockets.perUser,
     metrics,
     log,
-    fanout,
+    replicas,
   });
   const rateLimits = createRateLimits(config.rateLimit, log, limitStoreFor);
   onClose(async () => rateLimits.close());
@@ -222,5 +224,6 @@ export async function startServices(
   onClose(() => flusher.stop());
 
   const port = (http.address() as AddressInfo).port;
-  return { app: expressApp, port, metricsPort, sweeper, dispatcher, scheduler, location, retention, flusher };
+  const disconnectUser = (userId: string) => realtime.disconnectUser(userId);
+  return { app: expressApp, port, metricsPort, sweeper, dispatcher, scheduler, location, retention, flusher, disconnectUser };
 }

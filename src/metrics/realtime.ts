@@ -1,4 +1,4 @@
-/** Sockets, the events fanned out to other replicas, live location. */
+/** Sockets, the events sent to other replicas, live location. */
 import client from 'prom-client';
 import { labelledCounter } from './labelled.js';
 
@@ -7,7 +7,7 @@ export function realtimeMetrics(r: client.Registry[]) {
     sockets: new client.Gauge({ name: 'vigil_socketio_connections', help: 'Open Socket.IO connections on this replica', registers: r }),
     fanoutDropped: labelledCounter({
       name: 'vigil_fanout_dropped_total',
-      help: 'Socket.IO events not sent to the other replicas: Redis failed the batch (error) or too many were waiting for it (backlog)',
+      help: 'Socket.IO emits not sent to the other replicas: Redis failed the question who listens or the publish (error), or too many were waiting for it (backlog)',
       labels: { reason: ['error', 'backlog'] },
       registers: r,
     }),

@@ -1,7 +1,8 @@
 /**
  * The event port: Socket.IO event names and payloads, part of the public API. Every
  * payload carries a stable `eventId`, the same each time the same fact is published (a
- * repaired escalation may publish twice), so clients dedupe.
+ * repaired escalation may publish twice), so clients dedupe. Moderators receive theirs
+ * inside `events.batch` (./publisher.ts), each as it is built here.
  */
 import { deliveryView, incidentView, notificationView, timerView } from '../wire/views.js';
 import { incidentSources } from '../domain/incident.js';

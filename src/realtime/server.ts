@@ -1,16 +1,18 @@
 /**
  * Socket.IO: JWT in `auth.token`; each socket joins only `user:<sub>`, moderators also
- * `admins`. Clients only listen; commands go through REST. With a fan-out (cluster mode:
- * ./redis-fanout.ts) an event published on one replica reaches the rooms' sockets on every
- * replica; this replica's own sockets get it directly.
+ * `admins`. Clients only listen; commands go through REST. With a Socket.IO adapter to the
+ * other replicas (cluster mode: ./replicas.ts) an emit to a room, or a disconnect of a
+ * room's sockets, reaches the room's sockets on every replica. Events go out through
+ * ./publisher.ts (moderators' events coalesced per turn).
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import { Server } from 'socket.io';
 import { verifyToken, type Principal, type TokenPolicy } from '../auth/tokens.js';
 import type { Metrics } from '../metrics.js';
-import type { EventPublisher, VigilEvent } from './events.js';
-import type { Fanout } from './fanout.js';
+import type { EventPublisher } from './events.js';
+import { ADMINS, createPublisher, userRoom } from './publisher.js';
+import type { Replicas } from './replicas.js';
 
 /** setTimeout cannot wait longer than 2^31-1 ms (~24.8 days, shorter than a token may live): wait in steps. */
 function atTime(whenMs: number, fn: () => void): { cancel(): void } {
@@ -35,12 +37,15 @@ function once(fn: () => void): () => void {
   };
 }
 
-export const userRoom = (userId: string) => `user:${userId}`;
-export const ADMINS = 'admins';
-
 export interface Realtime {
   io: Server;
   publisher: EventPublisher;
+  /**
+   * Disconnects every socket of `userId` on every replica (through the adapter), e.g. a
+   * moderator whose access was revoked. A socket whose token expires is disconnected by its
+   * own replica (a token is one socket's).
+   */
+  disconnectUser(userId: string): void;
   close(): Promise<void>;
 }
 
@@ -50,8 +55,8 @@ export function createRealtime(
     jwtSecret?: string;
     metrics: Metrics;
     log: Logger;
-    /** cluster mode: the other replicas */
-    fanout?: Fanout;
+    /** cluster mode: the Socket.IO adapter to the other replicas */
+    replicas?: Replicas;
     /** exp required, maximum lifetime, iss/aud (../auth/tokens.ts) */
     tokenPolicy?: TokenPolicy;
     /** sockets one person may hold open on this replica; default 10 */
@@ -60,9 +65,8 @@ export function createRealtime(
 ): Realtime {
   const perUser = opts.perUser ?? 10;
   const open = new Map<string, number>();
-  const io = new Server(http, { serveClient: false, cors: { origin: false } });
-  const fanout = opts.fanout;
-  const localRooms = io.of('/').adapter.rooms;
+  const replicas = opts.replicas;
+  const io = new Server(http, { serveClient: false, cors: { origin: false }, ...(replicas ? { adapter: replicas.adapter } : {}) });
 
   io.use((socket, next) => {
     const token: unknown = socket.handshake.auth?.token;
@@ -77,19 +81,20 @@ export function createRealtime(
     socket.data.principal = p;
     // the slot is taken now, not once connected: handshakes in flight count against the cap
     open.set(p.userId, (open.get(p.userId) ?? 0) + 1);
-    const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
     const release = once(() => {
       const n = (open.get(p.userId) ?? 1) - 1;
       if (n <= 0) open.delete(p.userId);
       else open.set(p.userId, n);
-      if (fanout) rooms.forEach((r) => fanout.leave(r));
     });
     socket.conn.once('close', release);
     socket.once('disconnect', release);
-    if (!fanout) return next();
-    // listen to the socket's rooms before the client is told it is connected: an event
-    // committed after the client's catch-up read then reaches it (docs/cluster.md)
-    void Promise.all(rooms.map((r) => fanout.join(r))).then(() => {
+    // rooms are joined before the client is told it is connected (a failed handshake leaves them)
+    const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
+    void socket.join(rooms);
+    if (!replicas) return next();
+    // and heard from the other replicas before: an event committed after the client's
+    // catch-up read then reaches it (docs/cluster.md)
+    void replicas.listening(rooms).then(() => {
       if (socket.conn.readyState !== 'open') {
         release();
         return next(new Error('the connection closed during the handshake'));
@@ -98,15 +103,8 @@ export function createRealtime(
     });
   });
 
-  fanout?.onMessage((m) => {
-    if (!localRooms.has(m.room)) return;
-    (m.exceptAdmins ? io.to(m.room).except(ADMINS) : io.to(m.room)).emit(m.name, m.payload);
-  });
-
   io.on('connection', (socket) => {
     const p = socket.data.principal as Principal;
-    void socket.join(userRoom(p.userId));
-    if (p.admin) void socket.join(ADMINS);
     opts.metrics.sockets.inc();
     socket.emit('ready', { userId: p.userId, admin: p.admin });
     // a socket lives no longer than its token
@@ -120,32 +118,22 @@ export function createRealtime(
     });
   });
 
-  /** this replica's sockets: one emit to the union of rooms (a moderator who is also the owner gets it once); none when nobody here is in them */
-  const local = (rooms: string[], name: string, payload: unknown) => {
-    if (rooms.some((r) => localRooms.has(r))) io.to(rooms).emit(name, payload);
-  };
-  const publisher: EventPublisher = {
-    publish(e: VigilEvent) {
-      try {
-        const user = userRoom(e.userId);
-        const rooms = e.adminsOnly ? [ADMINS] : e.toAdmins ? [user, ADMINS] : [user];
-        local(rooms, e.name, e.payload);
-        if (!fanout) return;
-        if (!e.adminsOnly) fanout.publish({ room: user, name: e.name, payload: e.payload, exceptAdmins: e.toAdmins });
-        if (e.toAdmins || e.adminsOnly) fanout.publish({ room: ADMINS, name: e.name, payload: e.payload, exceptAdmins: false });
-      } catch (err) {
-        opts.log.warn({ err, event: e.name }, 'event publish failed');
-      }
-    },
-  };
+  const publisher = createPublisher(io, {
+    log: opts.log,
+    replicas,
+    onDropped: (n, reason) => opts.metrics.fanoutDropped.inc({ reason }, n),
+  });
 
   let closing: Promise<void> | undefined;
   return {
     io,
     publisher,
+    disconnectUser(userId) {
+      io.in(userRoom(userId)).disconnectSockets(true);
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
-        // this replica's sockets only (with a cluster adapter a plain disconnectSockets() is
+        // this replica's sockets only (through the adapter a plain disconnectSockets() is
         // sent to every replica)
         io.local.disconnectSockets(true);
         // io.close() also closes the http server; main closes that itself

@@ -197,14 +197,15 @@ export function roundRobin500(reg: ScenarioRegistry): void {
 }
 
 /**
- * Only r2 ticks; its SOS reaches sockets on r1 and r3 through the Redis fan-out, and
- * `since` re-reads catch up. It counts the delivery events: r2's two dispatch paths (the
- * tick after a sweep, and its own tick) lease at the same time, so it relies on concurrent CAS.
+ * Only r2 ticks; its SOS reaches moderators on r1 and r3 and the owner on r3 through the
+ * Socket.IO Redis adapter, and `since` re-reads catch up. It counts the delivery events: r2's
+ * two dispatch paths (the tick after a sweep, and its own tick) lease at the same time, so it
+ * relies on concurrent CAS.
  */
 export function fanOut(reg: ScenarioRegistry): void {
   itWithConcurrentCas(
     reg,
-    'fan-out: an SOS escalated by r2 reaches the moderator on r1 and the owner on r3; REST `since` catches up',
+    'fan-out: an SOS escalated by r2 reaches the moderators on r1 and r3 and the owner on r3; REST `since` catches up',
     { timeout: 60_000 },
     async () => {
       // Only r2 sweeps: r1 and r3 run their sweep and dispatch once a year and do not wake at deadlines
@@ -215,6 +216,7 @@ export function fanOut(reg: ScenarioRegistry): void {
       });
       const admin = c.token('moderator', { admin: true });
       const moderator = await connect(c.url(0), admin);
+      const moderator3 = await connect(c.url(2), c.token('moderator-3', { admin: true }));
       const aliceTok = c.token('alice', { name: 'Alice' });
       const alice = await connect(c.url(2), aliceTok);
       try {
@@ -229,6 +231,7 @@ export function fanOut(reg: ScenarioRegistry): void {
         const tb = (await c.api(0, bobTok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer;
 
         await eventually(async () => sosIncidents(moderator).size === 2, 'two SOS at the moderator on r1');
+        await eventually(async () => sosIncidents(moderator3).size === 2, 'two SOS at the moderator on r3');
         await eventually(async () => alice.named('sos.triggered').length === 1, 'the SOS at alice on r3');
         await eventually(
           async () => moderator.named('delivery.updated').filter((p) => deliveryOf(p)?.status === 'sent').length === 2,
@@ -239,7 +242,11 @@ export function fanOut(reg: ScenarioRegistry): void {
         const escalations = linesWith(c, 'SOS escalated');
         expect(new Set(escalations.map((l) => l.replica))).toEqual(new Set(['r2']));
         expect(new Set(escalations.map((l) => l.timer))).toEqual(new Set([ta.id, tb.id]));
-        expect(new Set([...sosIncidents(moderator).values()].map((i) => i.timerId))).toEqual(new Set([ta.id, tb.id]));
+        for (const m of [moderator, moderator3]) {
+          expect(new Set([...sosIncidents(m).values()].map((i) => i.timerId))).toEqual(new Set([ta.id, tb.id]));
+          // in batches (one emit per turn), never one by one
+          expect(m.batches.flatMap((x) => x.events).filter((e) => e.name === 'sos.triggered').length).toBe(m.named('sos.triggered').length);
+        }
         expect(alice.named('timer.expired').map((p) => timerOf(p)?.id)).toEqual([ta.id]);
         expect(alice.events.some((e) => JSON.stringify(e.payload).includes(tb.id))).toBe(false);
 
@@ -251,10 +258,12 @@ export function fanOut(reg: ScenarioRegistry): void {
         const mine = await c.api(1, aliceTok, 'GET', `/v1/timers?since=${encodeURIComponent(cursor)}`);
         expect((mine.body.timers as { id: string; status: string }[]).map((t) => [t.id, t.status])).toEqual([[ta.id, 'expired']]);
         console.log(
-          `[fan-out ${reg.backend.name}] moderator on r1 got ${moderator.events.length - 1} events escalated/sent by r2; alice on r3 got ${alice.events.length - 1}`,
+          `[fan-out ${reg.backend.name}] moderators on r1 and r3 got ${moderator.events.length - 1} and ${moderator3.events.length - 1} events ` +
+            `escalated/sent by r2 (in ${moderator.batches.length} and ${moderator3.batches.length} batches); alice on r3 got ${alice.events.length - 1}`,
         );
       } finally {
         moderator.close();
+        moderator3.close();
         alice.close();
       }
     },

@@ -74,6 +74,9 @@ describe('realtime', () => {
       // moderator: the SOS and its deliveries, but not bob's private arm/extend/safe
       const sos = m.named('sos.triggered');
       expect(sos).toHaveLength(1);
+      // moderators receive theirs in events.batch (the recorder unpacks it), the person alone
+      expect(m.batches.flatMap((x) => x.events).filter((e) => e.name === 'sos.triggered')).toHaveLength(1);
+      expect(a.batches).toEqual([]);
       expect((sos[0]!.incident as { timerId: string }).timerId).toBe(ta.id);
       expect(m.events.some((e) => e.name === 'timer.armed')).toBe(false);
       // every payload carries a stable eventId; deliveries never show the full number

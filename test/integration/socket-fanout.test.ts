@@ -1,28 +1,35 @@
 /**
- * Socket.IO across replicas through a real throwaway Redis (src/realtime/redis-fanout.ts):
- * events reach the owner's and the moderators' sockets on every replica, once each, the
- * publishing replica's included; a replica hears a person's room only while it holds one of
- * their sockets, and listens before the client is told it is connected; stopping one replica
+ * Socket.IO across replicas through `@socket.io/redis-adapter` on a real throwaway Redis
+ * (src/realtime/redis-adapter.ts, src/realtime/publisher.ts): events reach the owner's and
+ * the moderators' sockets on every replica, once each, the publishing replica's included; a
+ * burst reaches moderators as one batch per sweep group (the Redis publishes counted); a
+ * person cut off on one replica's command is cut off on all; a replica hears a person's room
+ * only while it holds one of their sockets, listens before the client is told it is
+ * connected, and publishes nothing for a room nobody else listens to; stopping one replica
  * does not drop the sockets of the others; a Redis that stops answering holds nothing back
- * and queues only so much. Three in-process replicas, each on its own data dir (the fan-out
- * does not go through the store).
+ * and queues only so much; after a Redis restart events cross again. Three in-process replicas, each on its own data dir (events do
+ * not go through the store).
  */
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { createClient } from 'redis';
+import { Server } from 'socket.io';
+import { Adapter } from 'socket.io-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMetrics } from '../../src/metrics.js';
-import type { Fanout } from '../../src/realtime/fanout.js';
-import { connectRedisFanout } from '../../src/realtime/redis-fanout.js';
+import { createPublisher } from '../../src/realtime/publisher.js';
+import { connectRedisAdapter } from '../../src/realtime/redis-adapter.js';
+import type { Replicas } from '../../src/realtime/replicas.js';
 import { createRealtime } from '../../src/realtime/server.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { redisAvailable, REDIS_MISSING, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { connect, type Recorder } from '../helpers/sockets.js';
 import { eventually, startTestVigil, untilPast, type TestVigil } from '../helpers/vigil.js';
 
-const PREFIX = 'vigil:events#';
+/** the adapter's channel of a room (namespace '/', sharded Pub/Sub) */
+const channel = (room: string) => `vigil:socket.io#/#${room}#`;
 let n = 0;
 const person = (tag: string) => `fan-${tag}-${++n}-${randomBytes(3).toString('hex')}`;
 type TimerView = { id: string; expiresAt: string };
@@ -43,9 +50,10 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
     return r;
   };
   const subscribers = async (room: string) => {
-    const reply = (await admin.sendCommand(['PUBSUB', 'NUMSUB', PREFIX + room])) as [string, number];
+    const reply = (await admin.sendCommand(['PUBSUB', 'SHARDNUMSUB', channel(room)])) as [string, number];
     return Number(reply[1]);
   };
+  const publishes = async () => Number(/cmdstat_spublish:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -142,7 +150,6 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
   });
 
   it("publishes nothing to a room no other replica listens to (the publishing replica's own socket gets the event directly)", async () => {
-    const publishes = async () => Number(/cmdstat_publish:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
     const lonely = person('lonely');
     const tl = a.token(lonely);
     const onlyHere = await sock(a, tl); // on the publishing replica only: Redis counts a's own subscription
@@ -157,6 +164,60 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
     await eventually(async () => armed(onlyHere, t1.id), 'the event at the local socket');
     await eventually(async () => armed(xs, t2.id), 'the event at the socket on another replica');
     expect((await publishes()) - before).toBe(1);
+  });
+
+  it('a burst reaches moderators as one events.batch per sweep group: 150 SOS cost at most 3 Redis publishes for every moderator on two replicas, plus one per event of the only person connected elsewhere', async () => {
+    const N = 150; // three groups of 50 (the sweep's group commit), each published in one turn
+    const people = Array.from({ length: N }, () => person('burst'));
+    const modOnB = await sock(b, a.token(person('mod'), { admin: true }));
+    const modOnC = await sock(c, a.token(person('mod'), { admin: true }));
+    const watched = await sock(c, a.token(people[0]!)); // the one person connected, on another replica
+    closeAfter.push(modOnB, modOnC, watched);
+    const timers: TimerView[] = [];
+    for (const p of people) timers.push((await a.api(a.token(p), 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer as TimerView);
+    await untilPast(timers[timers.length - 1]!.expiresAt);
+    const before = await publishes();
+    expect((await a.vigil.sweeper.sweep()).escalated).toBe(N);
+
+    for (const m of [modOnB, modOnC]) await eventually(async () => m.named('sos.triggered').length === N, 'every SOS at the moderator');
+    await eventually(async () => watched.named('sos.triggered').length === 1, 'the SOS at the connected person');
+    const sent = (await publishes()) - before;
+    // both moderators got the same batches, each one emit (one Redis publish whatever the number of replicas listening)
+    expect(modOnC.batches.map((x) => x.eventId)).toEqual(modOnB.batches.map((x) => x.eventId));
+    expect(modOnB.batches.length).toBeLessThanOrEqual(3);
+    expect(modOnB.named('timer.expired')).toHaveLength(N);
+    // the person connected on c: timer.expired and sos.triggered, one publish each (after arming); the other 149 people: none
+    expect(watched.events.filter((e) => e.name !== 'ready').map((e) => e.name)).toEqual(['timer.armed', 'timer.expired', 'sos.triggered']);
+    expect(sent).toBe(modOnB.batches.length + 2);
+    // within a batch, each event as it would have come alone, in publishing order
+    const first = modOnB.batches[0]!.events.slice(0, 2);
+    expect(first.map((e) => e.name)).toEqual(['timer.expired', 'sos.triggered']);
+    expect((first[1]!.payload.incident as { timerId: string }).timerId).toBe((first[0]!.payload.timer as { id: string }).id);
+  });
+
+  it("a person cut off on one replica's command (disconnectUser) loses every socket on every replica; nobody else does", async () => {
+    const m = person('revoked');
+    const tm = a.token(m, { admin: true });
+    const onA = await sock(a, tm);
+    const onB = await sock(b, tm);
+    const onC = await sock(c, tm);
+    const other = await sock(c, a.token(person('mod'), { admin: true }));
+    closeAfter.push(other);
+    const reasons: string[] = [];
+    for (const r of [onA, onB, onC]) r.socket.on('disconnect', (reason) => reasons.push(reason));
+    b.vigil.disconnectUser(m);
+    await eventually(async () => reasons.length === 3, 'the three sockets disconnected');
+    expect(reasons).toEqual(['io server disconnect', 'io server disconnect', 'io server disconnect']);
+    // the other moderator still gets events (a later one, from a)
+    const x = person('after');
+    const t = (await a.api(a.token(x), 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer as TimerView;
+    await untilPast(t.expiresAt);
+    expect((await a.vigil.sweeper.sweep()).escalated).toBe(1);
+    await eventually(
+      async () => other.named('sos.triggered').some((p) => (p.incident as { timerId: string }).timerId === t.id),
+      'the SOS at the moderator who was not cut off',
+    );
+    expect(other.socket.connected).toBe(true);
   });
 
   it('handshakes in flight count against SOCKETS_PER_USER: of 8 sockets opened at once with a cap of 2, exactly 2 connect', async () => {
@@ -224,33 +285,95 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
   });
 });
 
-describe.skipIf(!redisAvailable())(`the fan-out's publish queue${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
-  it('while Redis does not answer, at most maxInFlight publishes wait; the rest are dropped, and publishing resumes once it answers', async () => {
+describe.skipIf(!redisAvailable())(`a Redis restarted empty${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
+  it('events cross replicas again once Redis is back (each replica subscribes its rooms again); none crashes meanwhile', async () => {
     const redis = await startRedis();
-    const drops: string[] = [];
-    const fanout = await connectRedisFanout(redis.url, pino({ level: 'silent' }), {
-      maxInFlight: 5,
-      onDropped: (n, reason) => drops.push(...Array.from({ length: n }, () => reason)),
-    });
-    const listener = createClient({ url: redis.url });
-    const got: string[] = [];
-    const pid = redis.pid()!;
+    const env = { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex') };
+    const a = await startTestVigil(env, { manualTicks: true });
+    const b = await startTestVigil(env, { manualTicks: true });
+    const sockets: Recorder[] = [];
     try {
-      await listener.connect();
-      await listener.subscribe(`${PREFIX}user:q`, (raw) => got.push(JSON.parse(raw)[2] as string));
-      process.kill(pid, 'SIGSTOP');
-      for (let i = 0; i < 10; i++) fanout.publish({ room: 'user:q', name: `e${i}`, payload: { i }, exceptAdmins: false });
-      process.kill(pid, 'SIGCONT');
-      // a marker published once the queue has drained: everything that was queued arrived before it
+      const x = person('restart');
+      const tx = a.token(x);
+      const mod = await connect(b.url, a.token(person('mod'), { admin: true }));
+      const xs = await connect(b.url, tx);
+      sockets.push(mod, xs);
+      const t = (await a.api(tx, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer as TimerView;
+      await redis.stop();
+      expect((await a.api(tx, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 60 })).status).toBe(200);
+      await redis.start();
+      // each try is a new fact (an extension) until one crosses
       await eventually(
         async () => {
-          if (!got.includes('marker')) fanout.publish({ room: 'user:q', name: 'marker', payload: {}, exceptAdmins: false });
-          return got.includes('marker');
+          await a.api(tx, 'POST', `/v1/timers/${t.id}/extend`, { seconds: 60 });
+          return xs.named('timer.extended').length > 0;
+        },
+        'an extension from a at the socket on b after the restart',
+        15_000,
+        250,
+      );
+      const y = person('restart-sos');
+      const ty = (await a.api(a.token(y), 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer as TimerView;
+      await untilPast(ty.expiresAt);
+      expect((await a.vigil.sweeper.sweep()).escalated).toBe(1);
+      await eventually(async () => mod.named('sos.triggered').length === 1, 'the SOS from a at the moderator on b');
+    } finally {
+      for (const r of sockets) r.close();
+      await Promise.allSettled([a.stop(), b.stop()]);
+      await redis.stop();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!redisAvailable())(`emits waiting for Redis${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
+  it('while Redis does not answer, at most maxWaiting emits wait for it; the rest are dropped and counted, and emits go out again once it answers', async () => {
+    const redis = await startRedis();
+    const log = pino({ level: 'silent' });
+    const servers: { http: ReturnType<typeof createServer>; io: Server }[] = [];
+    const links = [await connectRedisAdapter(redis.url, log), await connectRedisAdapter(redis.url, log)];
+    const drops: string[] = [];
+    const pid = redis.pid()!;
+    let client: Recorder | undefined;
+    try {
+      for (const link of links) {
+        const http = createServer();
+        const io = new Server(http, { adapter: link.adapter });
+        await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+        servers.push({ http, io });
+      }
+      const secret = randomBytes(16).toString('hex');
+      const [pubSide, listenSide] = servers as [(typeof servers)[0], (typeof servers)[0]];
+      listenSide.io.use((socket, next) => {
+        void socket.join('user:q');
+        void links[1]!.listening(['user:q']).then(() => next());
+      });
+      listenSide.io.on('connection', (socket) => socket.emit('ready', {}));
+      client = await connect(`http://127.0.0.1:${(listenSide.http.address() as AddressInfo).port}`, signToken(secret, { sub: 'q' }));
+      const publisher = createPublisher(pubSide.io, {
+        log,
+        replicas: links[0],
+        maxWaiting: 5,
+        onDropped: (n, reason) => drops.push(...Array.from({ length: n }, () => reason)),
+      });
+      const event = (name: string) => ({ name, eventId: name, userId: 'q', toAdmins: false, payload: { eventId: name } }) as never;
+      process.kill(pid, 'SIGSTOP');
+      // one emit per turn: five wait for Redis's answer, the next five are dropped
+      for (let i = 0; i < 10; i++) {
+        publisher.publish(event(`e${i}`));
+        await new Promise((r) => setImmediate(r));
+      }
+      process.kill(pid, 'SIGCONT');
+      // a marker sent once the waiting ones have gone: everything that waited arrived before it
+      await eventually(
+        async () => {
+          if (!client!.events.some((e) => e.name === 'marker')) publisher.publish(event('marker'));
+          return client!.events.some((e) => e.name === 'marker');
         },
         'the marker after Redis answers again',
         10_000,
         50,
       );
+      const got = client.events.map((e) => e.name).filter((n) => n !== 'ready');
       expect(got.slice(0, 5)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4']);
       expect(got.filter((g) => g.startsWith('e'))).toHaveLength(5);
       // the five dropped are counted (vigil_fanout_dropped_total{reason="backlog"}); markers tried while it drained too
@@ -258,31 +381,39 @@ describe.skipIf(!redisAvailable())(`the fan-out's publish queue${redisAvailable(
       expect(drops.filter((d) => d === 'error')).toEqual([]);
     } finally {
       process.kill(pid, 'SIGCONT');
-      await listener.close();
-      await fanout.close();
+      client?.close();
+      for (const s of servers) {
+        s.io.local.disconnectSockets(true);
+        s.io.engine.close();
+        s.http.close();
+      }
+      await Promise.all(links.map((l) => l.close()));
       await redis.stop();
     }
   }, 30_000);
 });
 
-describe('the handshake and the fan-out', () => {
+describe('the handshake and the other replicas', () => {
   it("a socket is connected only once its rooms are listened to (so the client's catch-up read after connecting comes after)", async () => {
     const order: string[] = [];
-    const joined: string[] = [];
-    const fanout: Fanout = {
-      join(room) {
-        joined.push(room);
+    const asked: string[][] = [];
+    const joinedFirst: boolean[] = [];
+    let server: Server | undefined;
+    const replicas: Replicas = {
+      adapter: Adapter,
+      listening(rooms) {
+        asked.push(rooms);
+        // the adapter subscribes to a room when its first socket joins: joined before asked
+        joinedFirst.push(...rooms.map((r) => server?.of('/').adapter.rooms.has(r) === true));
         // resolved on a later turn than the handshake's own: a handshake that did not wait would connect first
         return new Promise((resolve) =>
           setTimeout(() => {
-            order.push(`joined ${room}`);
+            order.push('listening');
             resolve();
           }, 0),
         );
       },
-      leave: () => {},
-      publish: () => {},
-      onMessage: () => {},
+      heardElsewhere: async () => new Set(),
     };
     const http = createServer();
     const secret = randomBytes(32).toString('hex');
@@ -290,16 +421,17 @@ describe('the handshake and the fan-out', () => {
       jwtSecret: secret,
       metrics: createMetrics({ replica: 't', collectDefault: false }),
       log: pino({ level: 'silent' }),
-      fanout,
+      replicas,
     });
+    server = rt.io;
     rt.io.on('connection', () => order.push('connection'));
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     let client: Recorder | undefined;
     try {
       client = await connect(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, signToken(secret, { sub: 'hs-1', admin: true }));
-      expect(joined.sort()).toEqual(['admins', 'user:hs-1']);
-      expect(order).toEqual([...order.filter((o) => o.startsWith('joined')), 'connection']);
-      expect(order.filter((o) => o.startsWith('joined'))).toHaveLength(2);
+      expect(asked.map((rooms) => [...rooms].sort())).toEqual([['admins', 'user:hs-1']]);
+      expect(joinedFirst).toEqual([true, true]);
+      expect(order).toEqual(['listening', 'connection']);
     } finally {
       client?.close();
       await rt.close();

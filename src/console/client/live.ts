@@ -27,6 +27,9 @@ export interface LiveHandlers {
 }
 
 export const LIVE_EVENTS = ['sos.triggered', 'incident.updated', 'delivery.updated', 'timer.expired', 'location.updated'] as const;
+/** Moderators receive their events in batches, one per server turn: `{ eventId, events: [{ name, payload }] }`, in order. */
+export const BATCH_EVENT = 'events.batch';
+const isLive = (name: unknown): name is (typeof LIVE_EVENTS)[number] => (LIVE_EVENTS as readonly unknown[]).includes(name);
 
 /** Remembers the last `cap` event ids. */
 class Seen {
@@ -90,13 +93,19 @@ export class Live {
     s.io.on('reconnect_attempt', (n) => {
       if (!this.closed) this.h.state('reconnecting', `Reconnecting (attempt ${String(n)})…`);
     });
-    for (const name of LIVE_EVENTS) {
-      s.on(name, (payload) => {
-        const id = eventIdOf(payload);
-        if (id !== undefined && !this.seen.fresh(id)) return;
-        this.h.event(name, payload);
-      });
-    }
+    // each event of a batch is handled as if it had come alone; one also sent alone is handled the same way
+    for (const name of LIVE_EVENTS) s.on(name, (payload) => this.one(name, payload));
+    s.on(BATCH_EVENT, (batch) => {
+      const events = typeof batch === 'object' && batch !== null ? (batch as { events?: unknown }).events : undefined;
+      if (!Array.isArray(events)) return;
+      for (const e of events as { name?: unknown; payload?: unknown }[]) if (isLive(e?.name)) this.one(e.name, e.payload);
+    });
+  }
+
+  private one(name: string, payload: unknown): void {
+    const id = eventIdOf(payload);
+    if (id !== undefined && !this.seen.fresh(id)) return;
+    this.h.event(name, payload);
   }
 
   close(): void {
