@@ -180,8 +180,9 @@ export class Dispatcher {
     }
     if (this.stopped) return 0;
     // read before the claim: the store's lease starts later than this, so the bound is safe
-    const until = performance.now() + leaseMs - leaseMarginMs(leaseMs);
+    const claimedFrom = performance.now();
     const claimed = await this.store.claimDeliveries(free, leaseMs);
+    const until = await this.leaseEnd(claimed, claimedFrom);
     if (tick.abandoned && this.stopped) {
       // stop() no longer waits for this tick, so the store may be closing: the leases lapse instead
       if (claimed.length > 0)
@@ -205,6 +206,26 @@ export class Dispatcher {
       this.inFlight.add(p);
     }
     return claimed.length;
+  }
+
+  /**
+   * Until when (this process's monotonic clock) the claimed leases surely hold, less the margin:
+   * the leases' end as the store stamped it (`leaseUntil`, the store's clock), measured against
+   * the store's clock now, so a slow claim does not eat the lease. Without the stamps or the
+   * store's clock, the bound read before the claim (the lease cannot have started before it).
+   */
+  private async leaseEnd(claimed: Delivery[], claimedFrom: number): Promise<number> {
+    const { leaseMs } = this.settings;
+    const margin = leaseMarginMs(leaseMs);
+    const before = claimedFrom + leaseMs - margin;
+    const ends = claimed.map((d) => d.leaseUntil?.getTime()).filter((t): t is number => t !== undefined);
+    if (ends.length === 0) return before;
+    // read this clock before asking the store's: the store's answer is then no earlier than its
+    // clock at `asked`, so the end computed from it is never later than the real one
+    const asked = performance.now();
+    const storeNow = await this.store.now().catch(() => undefined);
+    if (!storeNow) return before;
+    return Math.max(before, asked + Math.min(...ends) - storeNow.getTime() - margin);
   }
 
   /** Whether to wait for a sweep's backlog now: yes while it lasts, at most yieldMaxMs, then not for as long. */

@@ -25,7 +25,7 @@ import type { Store } from '../../src/store/port.js';
 import { Dispatcher, type DispatchSettings } from '../../src/worker/dispatcher.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
 import { FakeTwilio } from '../helpers/fake-twilio.js';
-import { gate } from '../helpers/slow-store.js';
+import { gate, hookedStore } from '../helpers/slow-store.js';
 import { tempSqliteStore } from '../helpers/sqlite-store.js';
 import { eventually } from '../helpers/vigil.js';
 
@@ -112,8 +112,8 @@ async function seed(store: Store, userId: string, phone: string) {
   return { incident, key };
 }
 
-function dispatcher(store: Store, carrier: Carrier, replica: string): Dispatcher {
-  const d = new Dispatcher(store, carrier, { publish: () => {} }, createMetrics({ replica, collectDefault: false }), log, SETTINGS);
+function dispatcher(store: Store, carrier: Carrier, replica: string, settings: DispatchSettings = SETTINGS): Dispatcher {
+  const d = new Dispatcher(store, carrier, { publish: () => {} }, createMetrics({ replica, collectDefault: false }), log, settings);
   cleanups.push(() => d.stop());
   return d;
 }
@@ -182,6 +182,22 @@ for (const backend of [sqlite, mongo]) {
       expect(twilio.acceptedFor(PHONE)).toHaveLength(1);
       const d = await store.getDelivery(key);
       expect(d).toMatchObject({ status: 'sent', attempts: 2 });
+    });
+
+    it('invariant 5 (liveness): a claim that waited before reaching the store still sends: the lease is counted from when the store stamped it', async () => {
+      const { store, cleanup } = await backend.open();
+      cleanups.push(cleanup);
+      const user = `queued-${randomUUID().slice(0, 8)}`;
+      const PHONE = newPhone();
+      const { key } = await seed(store, user, PHONE);
+      // the claim queues behind other work for most of a lease before the store runs it (a loaded
+      // FerretDB, a busy pool): the lease it gets starts then, so the whole lease is still ahead
+      const queued = hookedStore(store, { claimDeliveries: () => new Promise((r) => setTimeout(r, 1800)) });
+      const d = dispatcher(queued, realTwilio(), 'r1', { ...SETTINGS, stallMs: 4000 });
+      expect(await d.tick()).toBe(1);
+      await d.drain();
+      expect(twilio.acceptedFor(PHONE).map((m) => m.body)).toEqual([`SOS ${user}`]);
+      expect(await store.getDelivery(key)).toMatchObject({ status: 'sent', attempts: 1 });
     });
 
     it('invariant 5: a moved follow-up on its way when the person checks in reaches the contact before the all-clear, never after', async () => {
