@@ -5,7 +5,12 @@ import type { Notification } from '../domain/notification.js';
 import type { Timer } from '../domain/timer.js';
 import { meetingView } from './location.js';
 
-const iso = (d?: Date) => d?.toISOString();
+/** a date as ISO 8601 text; a date that is always there stays a string in the wire type */
+function iso(d: Date): string;
+function iso(d: Date | undefined): string | undefined;
+function iso(d: Date | undefined): string | undefined {
+  return d?.toISOString();
+}
 
 export function timerView(t: Timer) {
   return {

@@ -4,28 +4,25 @@
  * appears, fixes posted while the incident is open arrive live (`location.updated`), and
  * whom the person was meeting is shown. A screenshot goes to artifacts/ (git-ignored).
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole, chromiumSuite, hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startVigil, type Vigil } from '../../src/main.js';
 import { RecordingCarrier } from '../helpers/recording-carrier.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join('artifacts', 'console-location-trail.png');
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI) throw new Error(`the console tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
 
 const M = 1 / 111_195; // a metre of latitude in degrees
 const CAFE = { lat: 37.7765, lng: -122.4172 };
 
-describe.skipIf(!hasChromium)('console: location trail on the incident card (Chromium)', () => {
+describe.skipIf(!hasChromium)(chromiumSuite('console: location trail on the incident card'), () => {
   let dataDir: string;
-  let profileDir: string;
+  let browser: Browser;
   let config: Config;
   let vigil: Vigil;
   let context: BrowserContext;
@@ -47,10 +44,8 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
   }
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'src/console/client/tsconfig.json'], { stdio: 'inherit' });
-    cpSync('src/console/static', 'dist/console/static', { recursive: true });
+    buildConsole();
     dataDir = mkdtempSync(join(tmpdir(), 'vigil-console-loc-'));
-    profileDir = mkdtempSync(join(tmpdir(), 'vigil-chromium-loc-'));
     config = loadConfig({
       DATA_DIR: dataDir,
       PORT: '0',
@@ -61,28 +56,13 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
     });
     vigil = await startVigil(config, { carrier: new RecordingCarrier() });
     vigil.startTicks();
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-      headless: true,
-      viewport: { width: 1360, height: 940 },
-      locale: 'en-GB',
-      timezoneId: 'UTC',
-    });
-    context.setDefaultTimeout(10_000);
+    browser = await launchChromium();
+    context = browser.context;
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await vigil?.stop();
-    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -5,28 +5,24 @@
  * smaller than the board can still acknowledge afterwards. Every (re)connect runs the same
  * reload (live.ts `ready`), the first one included.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole, chromiumSuite, hasChromium, launchChromium, type Browser } from '../helpers/chromium.js';
 import { signToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startVigil, type Vigil } from '../../src/main.js';
 import { RecordingCarrier } from '../helpers/recording-carrier.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI) throw new Error(`the console tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
-
 /** More open incidents than the moderator's request budget. */
 const OPEN = 30;
 const BUDGET = 12;
 
-describe.skipIf(!hasChromium)('console: the trails of a full board in one request (Chromium)', () => {
+describe.skipIf(!hasChromium)(chromiumSuite('console: the trails of a full board in one request'), () => {
   let dataDir: string;
-  let profileDir: string;
+  let browser: Browser;
   let config: Config;
   let vigil: Vigil;
   let context: BrowserContext;
@@ -48,10 +44,8 @@ describe.skipIf(!hasChromium)('console: the trails of a full board in one reques
   }
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'src/console/client/tsconfig.json'], { stdio: 'inherit' });
-    cpSync('src/console/static', 'dist/console/static', { recursive: true });
+    buildConsole();
     dataDir = mkdtempSync(join(tmpdir(), 'vigil-console-trails-'));
-    profileDir = mkdtempSync(join(tmpdir(), 'vigil-chromium-trails-'));
     config = loadConfig({
       DATA_DIR: dataDir,
       PORT: '0',
@@ -65,28 +59,13 @@ describe.skipIf(!hasChromium)('console: the trails of a full board in one reques
       SOCKETS_PER_USER: '100',
     });
     vigil = await startVigil(config, { carrier: new RecordingCarrier() });
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-      headless: true,
-      viewport: { width: 1360, height: 940 },
-      locale: 'en-GB',
-      timezoneId: 'UTC',
-    });
-    context.setDefaultTimeout(10_000);
+    browser = await launchChromium();
+    context = browser.context;
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await vigil?.stop();
-    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -23,7 +23,8 @@ export interface Fix {
 
 export interface Incident {
   id: string;
-  timerId: string;
+  /** absent for a panic with no timer behind it */
+  timerId?: string;
   userId: string;
   status: IncidentStatus;
   deadline: string;
