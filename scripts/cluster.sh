@@ -7,7 +7,7 @@
 #   SKIP_BUILD=1 JWT_SECRET=... scripts/cluster.sh
 #
 # Settings (environment): REPLICAS (3), BASE_PORT (3001), REDIS_PORT (6390), HOST
-# (127.0.0.1), DATA_DIR (./data/cluster), JWT_SECRET (generated and printed),
+# (127.0.0.1), DATA_DIR (./data/cluster), JWT_SECRET (generated and printed), CONTACT_ID_KEY (kept in DATA_DIR),
 # SKIP_BUILD (unset). Every other variable (TIMER_MIN_SECONDS, LOG_LEVEL, LOCK_TTL_MS,
 # TWILIO_*, …) is passed to the replicas as it is. See docs/cluster.md.
 set -euo pipefail
@@ -47,6 +47,12 @@ fi
 export JWT_SECRET
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 mkdir -p "$DATA_DIR"
+# the contact id key stays with the data it keyed (a new one would refuse the existing ids)
+if [ -z "${CONTACT_ID_KEY:-}" ]; then
+  [ -s "$DATA_DIR/contact-id-key" ] || (umask 077 && node -e "process.stdout.write(require('node:crypto').randomBytes(32).toString('hex'))" >"$DATA_DIR/contact-id-key")
+  CONTACT_ID_KEY=$(cat "$DATA_DIR/contact-id-key")
+fi
+export CONTACT_ID_KEY
 
 if [ -z "${SKIP_BUILD:-}" ]; then
   say "building (npm run build)…"

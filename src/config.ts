@@ -38,6 +38,8 @@ export interface Config {
    * is configured. Absent when only public keys verify tokens (replicas hold no signing key).
    */
   jwtSecret?: string;
+  /** the HMAC key of contact ids (CONTACT_ID_KEY, or generated into DATA_DIR when embedded) and the one it replaces */
+  contactIds: { key: string; previous?: string };
   logLevel: Env['LOG_LEVEL'];
   replicaId: string;
   limits: { minSeconds: number; maxSeconds: number; maxExtensions: number; maxTotalSeconds: number };
@@ -166,13 +168,21 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** The embedded JWT secret: generated once and kept in DATA_DIR so tokens survive restarts. */
-function embeddedSecret(dataDir: string): string {
-  const file = join(dataDir, 'jwt-secret');
+/**
+ * An embedded secret: generated once and kept in DATA_DIR (`jwt-secret` so tokens survive
+ * restarts, `contact-id-key` so contact ids stay the same).
+ */
+function embeddedSecret(
+  dataDir: string,
+  name = 'jwt-secret',
+  variable = 'JWT_SECRET',
+  ifBad = 'delete the file to have a new one generated',
+): string {
+  const file = join(dataDir, name);
   if (existsSync(file)) {
     const secret = readFileSync(file, 'utf8').trim();
     const why = secret.length < 32 ? 'is shorter than 32 characters' : secretWeakness(secret);
-    if (why) throw new ConfigError(`JWT_SECRET: the secret kept in ${file} ${why}; delete the file to have a new one generated`);
+    if (why) throw new ConfigError(`${variable}: the secret kept in ${file} ${why}; ${ifBad}`);
     return secret;
   }
   mkdirSync(dataDir, { recursive: true });
@@ -220,6 +230,30 @@ function tokenKeys(e: Env, cluster: boolean, dataDir: string): { secret?: string
   // with public keys, HS256 is accepted only when a secret is set on purpose (a migration)
   const secret = e.JWT_SECRET ?? (publicKeys.length === 0 ? embeddedSecret(dataDir) : undefined);
   return { secret, keys: [...(e.JWT_SECRET_PREVIOUS ? [hs256Key(e.JWT_SECRET_PREVIOUS)] : []), ...publicKeys] };
+}
+
+/**
+ * The contact id key: CONTACT_ID_KEY, required in cluster mode (replicas must derive the same
+ * ids); embedded, generated once into DATA_DIR beside the database it keys. Never a constant.
+ */
+function contactIdKeys(e: Env, cluster: boolean, dataDir: string): { key: string; previous?: string } {
+  if (cluster && !e.CONTACT_ID_KEY)
+    throw new ConfigError(
+      'CONTACT_ID_KEY: required when REDIS_URL or MONGODB_URI is set (replicas must share it); generate one with `openssl rand -hex 32`',
+    );
+  if (e.CONTACT_ID_KEY_PREVIOUS !== undefined) {
+    if (!e.CONTACT_ID_KEY) throw new ConfigError('CONTACT_ID_KEY_PREVIOUS: set only with CONTACT_ID_KEY (the key that replaces it)');
+    if (e.CONTACT_ID_KEY_PREVIOUS === e.CONTACT_ID_KEY) throw new ConfigError('CONTACT_ID_KEY_PREVIOUS: must differ from CONTACT_ID_KEY');
+  }
+  const key =
+    e.CONTACT_ID_KEY ??
+    embeddedSecret(
+      dataDir,
+      'contact-id-key',
+      'CONTACT_ID_KEY',
+      'replace it with the key the stored contact ids were derived with (docs/operating.md)',
+    );
+  return { key, ...(e.CONTACT_ID_KEY_PREVIOUS ? { previous: e.CONTACT_ID_KEY_PREVIOUS } : {}) };
 }
 
 /** `key=value,key2=value2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS is written. */
@@ -329,6 +363,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('METRICS_PORT: must differ from PORT (unset it to serve /metrics on PORT)');
   const dataDir = resolve(e.DATA_DIR);
   const tokens = tokenKeys(e, cluster, dataDir);
+  const contactIds = contactIdKeys(e, cluster, dataDir);
   const replicaId = e.REPLICA_ID ?? `${hostname()}-${process.pid}`;
   return {
     mode: cluster ? 'cluster' : 'embedded',
@@ -348,6 +383,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     redisUrl: e.REDIS_URL,
     jwtSecret: tokens.secret,
+    contactIds,
     logLevel: e.LOG_LEVEL,
     replicaId,
     limits: {

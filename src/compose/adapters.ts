@@ -6,6 +6,7 @@
  */
 import type { TracerProvider } from '@opentelemetry/api';
 import { ConfigError, type Config } from '../config.js';
+import { contactIdKey, ContactIdKeyMismatch, type ContactIdKey } from '../domain/contact.js';
 import type { LimitStoreFactory } from '../http/rate-limit.js';
 import { connectRedisLimitStores } from '../http/rate-limit-redis.js';
 import { InProcessLock } from '../lock/in-process-lock.js';
@@ -50,6 +51,8 @@ export interface Adapters {
   /** cluster mode: rate-limit counters shared by the replicas */
   limitStoreFor?: LimitStoreFactory;
   tracing: Tracing;
+  /** the key the store's contact ids are derived with (re-keyed to it at start-up) */
+  contactIds: ContactIdKey;
 }
 
 /** A step of the shutdown; they run in reverse order of registration. */
@@ -65,6 +68,7 @@ export async function openAdapters(
 ): Promise<Adapters> {
   const store = await openStore(config, log);
   onClose(() => store.close());
+  const contactIds = await rekeyContactIds(config, store, log);
   if (store instanceof SqliteStore) metrics.watchSqliteWrites(() => store.writeGateStats());
   // built after the store so that it is shut down (its last spans flushed) just before the store closes
   const ownProvider = o.tracerProvider ? undefined : tracerProviderFor(config.tracing);
@@ -79,7 +83,7 @@ export async function openAdapters(
   const { carrier, pacing } = o.carrier ? { carrier: o.carrier, pacing: undefined } : chooseCarrier(config, log, metrics, tracing);
   const latestFixes = await openLatestFixes(config, log);
   onClose(() => latestFixes.close());
-  if (!config.redisUrl) return { store, lock, carrier, pacing, latestFixes, tracing };
+  if (!config.redisUrl) return { store, lock, carrier, pacing, latestFixes, tracing, contactIds };
 
   // Redis was reached already (lock, fixes): what fails here is mostly a Redis before 7.0
   const replicas = await connectRedisAdapter(config.redisUrl, log, {
@@ -91,7 +95,7 @@ export async function openAdapters(
   onClose(() => replicas.close());
   const limits = await connectRedisLimitStores(config.redisUrl, log);
   onClose(() => limits.close());
-  return { store, lock, carrier, pacing, latestFixes, replicas, limitStoreFor: limits.storeFor, tracing };
+  return { store, lock, carrier, pacing, latestFixes, replicas, limitStoreFor: limits.storeFor, tracing, contactIds };
 }
 
 async function openStore(config: Config, log: Logger): Promise<Store> {
@@ -105,6 +109,26 @@ async function openStore(config: Config, log: Logger): Promise<Store> {
   }
   log.info({ file: config.sqliteFile }, 'embedded SQLite store');
   return SqliteStore.open({ file: config.sqliteFile, busyTimeoutMs: config.sqliteBusyTimeoutMs, synchronous: config.sqliteSynchronous });
+}
+
+/**
+ * Move the stored contact ids to CONTACT_ID_KEY (from the plain hash of earlier versions, or
+ * from CONTACT_ID_KEY_PREVIOUS) before anything serves or dispatches: docs/security.md#contact-ids.
+ */
+async function rekeyContactIds(config: Config, store: Store, log: Logger): Promise<ContactIdKey> {
+  const key = contactIdKey(config.contactIds.key, config.contactIds.previous);
+  let people = 0;
+  const r = await store
+    .rekeyContactIds(key, (s) => {
+      if (s.step === 'person' && ++people % 1000 === 0) log.info({ people }, 'contact id re-key: progress');
+    })
+    .catch((err: unknown) => {
+      if (err instanceof ContactIdKeyMismatch) throw new ConfigError(err.message, { cause: err });
+      throw err;
+    });
+  if (r.from !== r.to) log.info(r, 'contact ids re-keyed to CONTACT_ID_KEY');
+  if (config.contactIds.previous) log.warn('CONTACT_ID_KEY_PREVIOUS is set: once every replica runs with the new key, remove it');
+  return key;
 }
 
 const unreachable = (err: unknown) =>

@@ -68,7 +68,7 @@ export async function startServices(
   { log, metrics, draining }: { log: Logger; metrics: Metrics; draining: () => boolean },
   onClose: OnClose,
 ): Promise<Services> {
-  const { store, lock, carrier, pacing, latestFixes, replicas, limitStoreFor, tracing } = adapters;
+  const { store, lock, carrier, pacing, latestFixes, replicas, limitStoreFor, tracing, contactIds } = adapters;
   const limits = makeLimits(config.limits);
   // Express must be the server's own request handler before Socket.IO attaches: Socket.IO
   // then takes its /socket.io/ requests and passes every other request on to Express.
@@ -135,6 +135,7 @@ export async function startServices(
   const moderation = new ModerationService(store, realtime.publisher, metrics);
   const expressApp = createApp({
     store,
+    contactIds,
     timers,
     incidents,
     location,

@@ -233,6 +233,19 @@ const retention = {
   RETENTION_LOCK_NAME: doc(z.string().min(1).default('vigil:retention'), 'the lock one replica holds while it runs the retention job'),
 };
 
+const contactIds = {
+  CONTACT_ID_KEY: doc(
+    optStr.pipe(hs256Secret.optional()),
+    'HMAC key of contact ids (a contact id is a keyed hash of the person and the number, kept after the number is anonymised): at least 32 characters, random, shared by every replica (`openssl rand -hex 32`); changing it re-keys the stored ids at start-up ([security.md](security.md#contact-ids))',
+    'generated into `DATA_DIR/contact-id-key` when embedded; **required** in cluster mode',
+  ),
+  CONTACT_ID_KEY_PREVIOUS: doc(
+    optStr.pipe(hs256Secret.optional()),
+    'during a rotation of `CONTACT_ID_KEY`: the key before it; stored ids derived with it are re-keyed at start-up ([operating.md](operating.md#rotating-contact_id_key))',
+    'only ids derived with `CONTACT_ID_KEY` (or the plain hash of earlier versions) are accepted',
+  ),
+};
+
 const requests = {
   JWT_SECRET: doc(
     optStr.pipe(hs256Secret.optional()),
@@ -320,6 +333,7 @@ export const ENV_GROUPS = [
   ['SMS carriers and caps', sms],
   ['Live location', location],
   ['Retention', retention],
+  ['Contact ids', contactIds],
   ['Requests, connections and tokens', requests],
   ['Tracing', tracing],
 ] as const;
@@ -333,6 +347,7 @@ export const EnvSchema = z.object({
   ...sms,
   ...location,
   ...retention,
+  ...contactIds,
   ...requests,
   ...tracing,
 });

@@ -20,6 +20,7 @@ import { errorHandler, notFoundHandler, sendError } from './errors.js';
 import { refuseScrape, scrapeAllowed, writeScrape } from './metrics-endpoint.js';
 import { adminRoutes } from './routes/admin.js';
 import { contactRoutes } from './routes/contacts.js';
+import type { ContactIdKey } from '../domain/contact.js';
 import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
@@ -29,6 +30,8 @@ import type { PanicService } from '../app/panic.js';
 
 export interface AppDeps {
   store: Store;
+  /** derives the ids of the contacts people save (the key the store's ids are derived with) */
+  contactIds: ContactIdKey;
   timers: TimerService;
   incidents: IncidentService;
   /** live location routes; absent in tests that do not need them */
@@ -199,7 +202,7 @@ export function createApp(d: AppDeps): Express {
   api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
   if (d.location) api.use('/timers', markBase, locationRoutes(d.location));
   api.use('/timers', markBase, timerRoutes(d.timers));
-  api.use('/me/contacts', markBase, contactRoutes(d.store));
+  api.use('/me/contacts', markBase, contactRoutes(d.store, d.contactIds));
   if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
   if (d.safety)
     api

@@ -10,6 +10,7 @@ import type { Incident, IncidentStatus } from '../domain/incident.js';
 import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
+import type { ContactIdStore } from './port-contact-ids.js';
 import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome, NewDelivery };
@@ -101,7 +102,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

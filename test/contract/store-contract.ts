@@ -15,6 +15,7 @@
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
 import { batchCases } from './store-contract-batch.js';
 import { commandCases } from './store-contract-commands.js';
+import { contactIdCases } from './store-contract-contact-ids.js';
 import { deliveryCases } from './store-contract-deliveries.js';
 import { inProcessPeer, type RacePeer } from './race-steps.js';
 import { untilAfter, type ContractContext, type ContractOptions, type StoreFixture } from './store-contract-helpers.js';
@@ -97,6 +98,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     safetyCases(ctx);
     sosCases(ctx);
     moderationCases(ctx);
+    contactIdCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

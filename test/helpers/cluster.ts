@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../../src/auth/tokens.js';
@@ -110,10 +110,19 @@ export function assertBuilt(): void {
   }
 }
 
+function keptContactIdKey(dataDir: string): string {
+  const file = join(dataDir, 'contact-id-key');
+  mkdirSync(dataDir, { recursive: true });
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
 export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   assertBuilt();
   const size = o.replicas ?? 3;
   const jwtSecret = o.jwtSecret ?? randomBytes(32).toString('hex');
+  // kept with the data: a cluster started again on the same DATA_DIR derives the same contact ids
+  const contactIdKey = keptContactIdKey(o.dataDir);
   const replicas: Replica[] = [];
   for (let i = 0; i < size; i++) {
     const extra = typeof o.env === 'function' ? o.env(i) : (o.env ?? {});
@@ -126,6 +135,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       HOST: '127.0.0.1',
       DATA_DIR: o.dataDir,
       JWT_SECRET: jwtSecret,
+      // every replica derives the same contact ids
+      CONTACT_ID_KEY: contactIdKey,
       REPLICA_ID: id,
       LOG_LEVEL: 'debug',
       TIMER_MIN_SECONDS: '1',

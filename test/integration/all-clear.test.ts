@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SmsBudget } from '../../src/app/sms-budget.js';
 import { TimerService } from '../../src/app/timers.js';
-import { contactId } from '../../src/domain/contact.js';
+import { contactId } from '../helpers/contact-ids.js';
 import type { AttemptResult, Delivery } from '../../src/domain/delivery.js';
 import { makeLimits } from '../../src/domain/limits.js';
 import { InProcessLock } from '../../src/lock/in-process-lock.js';

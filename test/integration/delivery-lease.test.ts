@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AllClear } from '../../src/app/all-clear.js';
 import { SmsBudget } from '../../src/app/sms-budget.js';
-import { contactId } from '../../src/domain/contact.js';
+import { contactId } from '../helpers/contact-ids.js';
 import { deliveryKey, type AttemptResult } from '../../src/domain/delivery.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';

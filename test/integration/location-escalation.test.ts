@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocationService } from '../../src/app/location.js';
 import { SmsBudget } from '../../src/app/sms-budget.js';
-import { contactId } from '../../src/domain/contact.js';
+import { contactId } from '../helpers/contact-ids.js';
 import type { StoredFix } from '../../src/domain/location.js';
 import { mapLink } from '../../src/domain/messages.js';
 import { MemoryFixes } from '../../src/location/memory-fixes.js';

@@ -115,7 +115,13 @@ describe.skipIf(!redisAvailable())(`shared budgets in cluster mode (Redis)${redi
   let b: TestVigil;
   beforeAll(async () => {
     redis = await startRedis();
-    const env = { ...LIMITS, REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex'), RATE_LIMIT_REDIS_TIMEOUT_MS: '500' };
+    const env = {
+      ...LIMITS,
+      REDIS_URL: redis.url,
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      CONTACT_ID_KEY: randomBytes(32).toString('hex'),
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '500',
+    };
     a = await startTestVigil(env, { manualTicks: true });
     b = await startTestVigil(env, { manualTicks: true });
   });

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocationService } from '../../src/app/location.js';
 import { SmsBudget } from '../../src/app/sms-budget.js';
 import { TimerService } from '../../src/app/timers.js';
-import { contactId } from '../../src/domain/contact.js';
+import { contactId } from '../helpers/contact-ids.js';
 import type { Delivery } from '../../src/domain/delivery.js';
 import { makeLimits } from '../../src/domain/limits.js';
 import { MemoryFixes } from '../../src/location/memory-fixes.js';

@@ -4,6 +4,7 @@
  * router of createApp, ahead of the JSON parser and bearer auth — on the same store, and
  * receipts are posted to it signed the way Twilio signs them.
  */
+import { contactIdKey } from '../../src/domain/contact.js';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,7 @@ beforeAll(async () => {
   const publisher: EventPublisher = { publish: (e) => events.push(e) };
   const app = createApp({
     store,
+    contactIds: contactIdKey(config.contactIds.key),
     timers: new TimerService(store, publisher, makeLimits(config.limits), metrics, new SmsBudget(store, config.sms)),
     incidents: new IncidentService(store, publisher, metrics),
     metrics,

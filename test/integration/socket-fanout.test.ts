@@ -57,7 +57,7 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
 
   beforeAll(async () => {
     redis = await startRedis();
-    const env = { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex') };
+    const env = { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex'), CONTACT_ID_KEY: randomBytes(32).toString('hex') };
     a = await startTestVigil(env, { manualTicks: true });
     b = await startTestVigil(env, { manualTicks: true });
     c = await startTestVigil(env, { manualTicks: true });
@@ -222,7 +222,12 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
 
   it('handshakes in flight count against SOCKETS_PER_USER: of 8 sockets opened at once with a cap of 2, exactly 2 connect', async () => {
     const capped = await startTestVigil(
-      { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex'), SOCKETS_PER_USER: '2' },
+      {
+        REDIS_URL: redis.url,
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        CONTACT_ID_KEY: randomBytes(32).toString('hex'),
+        SOCKETS_PER_USER: '2',
+      },
       { manualTicks: true },
     );
     const pid = redis.pid()!;
@@ -288,7 +293,7 @@ describe.skipIf(!redisAvailable())(`Socket.IO fan-out over Redis${redisAvailable
 describe.skipIf(!redisAvailable())(`a Redis restarted empty${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
   it('events cross replicas again once Redis is back (each replica subscribes its rooms again); none crashes meanwhile', async () => {
     const redis = await startRedis();
-    const env = { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex') };
+    const env = { REDIS_URL: redis.url, JWT_SECRET: randomBytes(32).toString('hex'), CONTACT_ID_KEY: randomBytes(32).toString('hex') };
     const a = await startTestVigil(env, { manualTicks: true });
     const b = await startTestVigil(env, { manualTicks: true });
     const sockets: Recorder[] = [];

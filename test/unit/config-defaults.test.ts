@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
-const SECRET = { JWT_SECRET: randomBytes(32).toString('hex') };
+const SECRET = { JWT_SECRET: randomBytes(32).toString('hex'), CONTACT_ID_KEY: randomBytes(32).toString('hex') };
 
 describe('defaults that depend on the mode', () => {
   it('DELIVERY_MAX_IN_FLIGHT: 96 on one process, 32 per replica in cluster mode, the set value either way; 0 is refused', () => {

@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { secretWeakness } from '../../src/config/secret-strength.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CLUSTER = { REDIS_URL: 'redis://127.0.0.1:6379' };
+const CLUSTER = { REDIS_URL: 'redis://127.0.0.1:6379', CONTACT_ID_KEY: randomBytes(32).toString('hex') };
 const templateSecret = (parse(readFileSync(join(ROOT, 'k8s', 'secret.example.yaml'), 'utf8')) as { stringData: { JWT_SECRET: string } })
   .stringData.JWT_SECRET;
 
@@ -73,6 +73,49 @@ describe('JWT_SECRET must be a real secret', () => {
       expect(() => loadConfig({ DATA_DIR: dir })).toThrow(
         /JWT_SECRET: the secret kept in .*jwt-secret is shorter than 32 characters; delete the file/,
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('CONTACT_ID_KEY: a real secret, shared by replicas, never a constant', () => {
+  const JWT_SECRET = randomBytes(32).toString('hex');
+  const REDIS = { REDIS_URL: 'redis://127.0.0.1:6379', JWT_SECRET };
+
+  it('is required in cluster mode, and refused when it is a placeholder', () => {
+    expect(() => loadConfig(REDIS)).toThrow(/CONTACT_ID_KEY: required when REDIS_URL or MONGODB_URI is set/);
+    expect(() => loadConfig({ ...REDIS, CONTACT_ID_KEY: templateSecret })).toThrow(/CONTACT_ID_KEY: is the placeholder/);
+    const key = randomBytes(32).toString('hex');
+    expect(loadConfig({ ...REDIS, CONTACT_ID_KEY: key }).contactIds).toEqual({ key });
+  });
+
+  it('CONTACT_ID_KEY_PREVIOUS: only with CONTACT_ID_KEY, and another value', () => {
+    const key = randomBytes(32).toString('hex');
+    const previous = randomBytes(32).toString('hex');
+    expect(loadConfig({ ...REDIS, CONTACT_ID_KEY: key, CONTACT_ID_KEY_PREVIOUS: previous }).contactIds).toEqual({ key, previous });
+    expect(() => loadConfig({ ...REDIS, CONTACT_ID_KEY: key, CONTACT_ID_KEY_PREVIOUS: key })).toThrow(/must differ/);
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-cik-'));
+    try {
+      expect(() => loadConfig({ DATA_DIR: dir, JWT_SECRET, CONTACT_ID_KEY_PREVIOUS: previous })).toThrow(/set only with CONTACT_ID_KEY/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('embedded without it: a random key generated once into DATA_DIR and kept (npm start needs no setup)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-cik-'));
+    try {
+      const first = loadConfig({ DATA_DIR: dir, JWT_SECRET }).contactIds.key;
+      expect(secretWeakness(first)).toBeUndefined();
+      expect(readFileSync(join(dir, 'contact-id-key'), 'utf8')).toBe(first);
+      expect(loadConfig({ DATA_DIR: dir, JWT_SECRET }).contactIds.key).toBe(first);
+      const other = mkdtempSync(join(tmpdir(), 'vigil-cik-'));
+      try {
+        expect(loadConfig({ DATA_DIR: other, JWT_SECRET }).contactIds.key).not.toBe(first);
+      } finally {
+        rmSync(other, { recursive: true, force: true });
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -71,7 +71,13 @@ describe('RS256 / ES256 public keys (JWT_PUBLIC_KEY_FILE)', () => {
   });
 
   it('is accepted in cluster mode without JWT_SECRET', () => {
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', JWT_PUBLIC_KEY_FILE: join(dir, 'ec.pem') }).jwtSecret).toBeUndefined();
+    expect(
+      loadConfig({
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        CONTACT_ID_KEY: randomBytes(32).toString('hex'),
+        JWT_PUBLIC_KEY_FILE: join(dir, 'ec.pem'),
+      }).jwtSecret,
+    ).toBeUndefined();
     expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(
       /JWT_SECRET: required .* unless JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE/,
     );

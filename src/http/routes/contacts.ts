@@ -1,11 +1,11 @@
 /** /v1/me/contacts: a person's emergency contacts (replaced as a whole). */
 import { Router } from 'express';
-import { contactId } from '../../domain/contact.js';
+import type { ContactIdKey } from '../../domain/contact.js';
 import type { Store } from '../../store/port.js';
 import { principal } from '../auth.js';
 import { ContactsBody, parse } from '../validation.js';
 
-export function contactRoutes(store: Store): Router {
+export function contactRoutes(store: Store, ids: ContactIdKey): Router {
   const r = Router();
   r.get('/', async (req, res) => {
     res.json({ contacts: await store.getContacts(principal(req).userId) });
@@ -15,7 +15,7 @@ export function contactRoutes(store: Store): Router {
     const { contacts } = parse(ContactsBody, req.body, 'request body');
     const saved = await store.replaceContacts(
       userId,
-      contacts.map((c) => ({ id: contactId(userId, c.phone), name: c.name, phone: c.phone })),
+      contacts.map((c) => ({ id: ids.of(userId, c.phone), name: c.name, phone: c.phone })),
     );
     res.json({ contacts: saved });
   });

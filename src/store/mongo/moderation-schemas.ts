@@ -26,6 +26,8 @@ function auditSchema(): Schema<AuditDoc> {
   );
   // newest first, keyset on (at, _id)
   s.index({ at: -1, _id: -1 }, { name: 'newest' });
+  // the lines about one delivery: a contact id re-key moves them with it (./contact-ids.ts)
+  s.index({ target: 1 }, { name: 'target' });
   return s;
 }
 

@@ -14,6 +14,7 @@ import * as batch from './batch.js';
 import { ServerClock } from './clock.js';
 import * as deliveries from './deliveries.js';
 import { redactUri, unavailableOr } from './errors.js';
+import * as contactIds from './contact-ids.js';
 import * as contacts from './contacts.js';
 import * as incidents from './incidents.js';
 import * as location from './location.js';
@@ -248,6 +249,19 @@ export class MongoStore implements Store {
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
 
+  /**
+   * Many operations, each bounded by the server's maxTimeMS: the whole is not held to
+   * `operationTimeoutMs` (a large store takes longer), nor left behind by a closed store.
+   */
+  readonly rekeyContactIds: Store['rekeyContactIds'] = async (key, onStep) => {
+    if (this.closing) throw Unavailable('store_closed', 'rekeyContactIds: the MongoDB store is closed');
+    try {
+      return await contactIds.rekeyContactIds(this.ctx, key, onStep);
+    } catch (err) {
+      throw unavailableOr('rekeyContactIds', err);
+    }
+  };
+
   // ── group commit (./batch.ts) ───────────────────────────────────────────────
   readonly escalateBatch = this.op('escalateBatch', batch.escalateBatch);
   readonly incidentsForTimers = this.op('incidentsForTimers', batch.incidentsForTimers);
@@ -297,7 +311,7 @@ export class MongoStore implements Store {
       m.fixes.createIndexes(),
     ]);
     await Promise.all([m.timers.createIndexes(), m.incidents.createIndexes(), m.deliveries.createIndexes(), m.contacts.createIndexes()]);
-    await Promise.all([m.audit.createIndexes(), m.notes.createIndexes(), m.earlyReceipts.createIndexes()]);
+    await Promise.all([m.audit.createIndexes(), m.notes.createIndexes(), m.earlyReceipts.createIndexes(), m.keying.createIndexes()]);
   }
 
   /** A module function bound to this store's context, behind guard(). */

@@ -1,7 +1,7 @@
 /**
  * Embedded store: one SQLite file (better-sqlite3, WAL) that several processes on one
  * host may share. The operations live in one module per area (./timers.ts, ./incidents.ts,
- * ./deliveries.ts, ./contacts.ts, ./batch.ts, ./safety.ts, ./moderation.ts, ./location.ts),
+ * ./deliveries.ts, ./contacts.ts, ./contact-ids.ts, ./batch.ts, ./safety.ts, ./moderation.ts, ./location.ts),
  * each declared a read or a write where it is defined (./ctx.ts); their SQL beside them
  * (./timers-statements.ts, …). This file owns the connection, the clock and the WriteGate
  * (./write-gate.ts): every write runs in an IMMEDIATE transaction taken by it, so writers queue
@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store } from '../port.js';
 import * as batch from './batch.js';
+import * as contactIds from './contact-ids.js';
 import * as contacts from './contacts.js';
 import type { Access, Ctx, Operation } from './ctx.js';
 import * as deliveries from './deliveries.js';
@@ -179,6 +180,8 @@ export class SqliteStore implements Store {
   // ── contacts (./contacts.ts) ────────────────────────────────────────────────
   getContacts = this.op('getContacts', contacts.getContacts);
   replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
+  // one write, so one transaction (./contact-ids.ts)
+  rekeyContactIds = this.op('rekeyContactIds', contactIds.rekeyContactIds);
 
   // ── group commit (./batch.ts) ───────────────────────────────────────────────
   escalateBatch = this.op('escalateBatch', batch.escalateBatch);

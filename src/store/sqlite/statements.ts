@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { BATCH_SQL } from './batch-statements.js';
+import { CONTACT_IDS_SQL } from './contact-ids-statements.js';
 import { CONTACTS_SQL } from './contacts-statements.js';
 import { DELIVERIES_SQL } from './deliveries-statements.js';
 import { INCIDENTS_SQL } from './incidents-statements.js';
@@ -23,6 +24,7 @@ const AREAS = [
   INCIDENTS_SQL,
   DELIVERIES_SQL,
   CONTACTS_SQL,
+  CONTACT_IDS_SQL,
   BATCH_SQL,
   SAFETY_SQL,
   MODERATION_SQL,
