@@ -15,7 +15,7 @@ import type { Server } from 'socket.io';
 export interface HandshakeGuard {
   /** charges one handshake to its client address; the wait when the budget is spent */
   charge(req: IncomingMessage): Promise<{ retryAfterSeconds: number } | undefined>;
-  /** sessions this replica may hold; absent: no cap */
+  /** connections carrying Socket.IO this replica may hold (handshakes past it are refused); absent: no cap */
   maxConnections?: number;
   /** counts a refusal */
   onRefused(reason: 'rate_limited' | 'full'): void;
@@ -107,7 +107,7 @@ interface EngineSocket {
 /**
  * A WebSocket session that closes without having authenticated (the timeout, a failed token
  * check) has its connection cut once what was written is sent: Engine.IO closes it politely,
- * and \`ws\` would keep the connection of a client that never answers the close frame for 30 s.
+ * and `ws` would keep the connection of a client that never answers the close frame for 30 s.
  */
 function closeUnauthenticated(io: Server): { upgrade(sid: string, req: IncomingMessage): void } {
   const authenticated = new WeakSet<object>();
