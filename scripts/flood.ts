@@ -3,16 +3,19 @@
  * machine allows, while other people check in ("I'm safe") 1–3 s before their deadlines.
  * Prints the flood rate and how it was answered, the check-in answer times and how many
  * people ended safe or got an SOS (the goal: none, and p99 ≤ 200 ms).
- *   npm run flood -- [--flood http|location] [--conns 64] [--seconds 10] [--people 200]
+ *   npm run flood -- [--flood http|location|handshake] [--conns 64] [--seconds 10] [--people 200]
  * `http` (default): GET /v1/timers over N keep-alive connections. `location`: `location.fix`
  * messages with made-up timer ids over N Socket.IO connections of the token (at most
  * SOCKETS_PER_USER, 10 by default), 32 in flight on each; every `timer_not_found` answer is a
- * store read, every `rate_limited` one a message refused before the store.
+ * store read, every `rate_limited` one a message refused before the store. `handshake`:
+ * token-less Socket.IO handshakes from one address, N (32) at a time, three in four WebSocket
+ * upgrades kept open and idle (never authenticating), one in four long-polling handshakes.
  * RATE_LIMIT_*, HTTP_*, SOCKETS_* and LOCATION_* variables in the environment are passed on to the service.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,9 +31,9 @@ const { values } = parseArgs({
     people: { type: 'string', default: '200' },
   },
 });
-if (values.flood !== 'http' && values.flood !== 'location') throw new Error('--flood must be http or location');
 const kind = values.flood;
-const conns = Number(values.conns ?? (kind === 'http' ? 64 : 8));
+if (kind !== 'http' && kind !== 'location' && kind !== 'handshake') throw new Error('--flood must be http, location or handshake');
+const conns = Number(values.conns ?? { http: 64, location: 8, handshake: 32 }[kind]);
 const floodMs = Number(values.seconds) * 1000;
 const people = Number(values.people);
 
@@ -97,6 +100,61 @@ const connect = () => new Promise((resolve, reject) => {
   parentPort.postMessage({ answers, seconds: (Date.now() - start) / 1000 });
 })().catch((err) => parentPort.postMessage({ error: String(err) }));
 `;
+
+// Token-less handshakes written by hand: WebSocket upgrades held open and idle, long-polling
+// handshakes that leave a session behind. Counts each answer by status (0: closed unanswered).
+const HANDSHAKE_FLOODER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const net = require('node:net');
+const http = require('node:http');
+const { port, conns, ms } = workerData;
+const answers = {};
+const bump = (k) => (answers[k] = (answers[k] || 0) + 1);
+let open = 0, peak = 0;
+const held = new Set();
+const start = Date.now();
+const end = start + ms;
+const upgrade = () => new Promise((resolve) => {
+  const s = net.connect(port, '127.0.0.1');
+  let head = '', status;
+  s.on('error', () => {});
+  s.on('data', (c) => {
+    if (status) return;
+    head += c.toString('latin1');
+    const m = /^HTTP\\/1\\.1 (\\d{3})/.exec(head);
+    if (!m) return;
+    status = m[1];
+    bump('websocket ' + status);
+    if (status === '101') { held.add(s); peak = Math.max(peak, ++open); resolve(); }
+  });
+  s.on('close', () => {
+    if (status === '101') { open--; held.delete(s); return; }
+    if (!status) bump('websocket 0');
+    resolve();
+  });
+  s.write('GET /socket.io/?EIO=4&transport=websocket HTTP/1.1\\r\\nHost: x\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n' +
+    'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n');
+});
+const polling = () => new Promise((resolve) => {
+  const req = http.get({ host: '127.0.0.1', port, path: '/socket.io/?EIO=4&transport=polling', agent: false }, (res) => {
+    res.resume();
+    res.on('end', () => { bump('polling ' + res.statusCode); resolve(); });
+  });
+  req.on('error', () => { bump('polling 0'); resolve(); });
+});
+const loop = async (one) => { while (Date.now() < end) await one(); };
+Promise.all(Array.from({ length: conns }, (_, i) => loop(i % 4 === 3 ? polling : upgrade))).then(() => {
+  const seconds = (Date.now() - start) / 1000;
+  for (const s of held) s.destroy();
+  parentPort.postMessage({ handshakes: answers, peakOpen: peak, seconds });
+});
+`;
+
+interface HandshakeFloodCounts {
+  seconds: number;
+  handshakes: Record<string, number>;
+  peakOpen: number;
+}
 
 interface LocationFloodCounts {
   seconds: number;
@@ -182,12 +240,34 @@ async function main() {
     const flooder =
       kind === 'http'
         ? new Worker(FLOODER, { eval: true, workerData: { port, token: token('flooder'), conns, ms: floodMs } })
-        : new Worker(LOCATION_FLOODER, { eval: true, workerData: { url: base, token: token('flooder'), conns, ms: floodMs } });
-    const flood = new Promise<FloodCounts | LocationFloodCounts>((resolve, reject) => {
+        : kind === 'location'
+          ? new Worker(LOCATION_FLOODER, { eval: true, workerData: { url: base, token: token('flooder'), conns, ms: floodMs } })
+          : new Worker(HANDSHAKE_FLOODER, { eval: true, workerData: { port, conns, ms: floodMs } });
+    const flood = new Promise<FloodCounts | LocationFloodCounts | HandshakeFloodCounts>((resolve, reject) => {
       flooder.once('message', resolve);
       flooder.once('error', reject);
     });
 
+    // a handshake flood is after the connections: each check-in then opens its own, as a phone
+    // that just woke up does (the other floods: the pooled keep-alive connections of fetch)
+    const checkIn = (a: { id: string; token: string }) =>
+      kind === 'handshake'
+        ? new Promise<number>((resolve, reject) => {
+            const req = httpRequest(
+              `${base}/v1/timers/${a.id}/safe`,
+              { method: 'POST', agent: false, headers: { authorization: `Bearer ${a.token}` } },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(res.statusCode ?? 0));
+              },
+            );
+            req.on('error', reject);
+            req.end();
+          })
+        : fetch(`${base}/v1/timers/${a.id}/safe`, { method: 'POST', headers: { authorization: `Bearer ${a.token}` } }).then(async (r) => {
+            await r.arrayBuffer();
+            return r.status;
+          });
     const latencies: number[] = [];
     const statuses = new Map<number, number>();
     await Promise.all(
@@ -198,11 +278,10 @@ async function main() {
             setTimeout(
               () => {
                 const t0 = performance.now();
-                fetch(`${base}/v1/timers/${a.id}/safe`, { method: 'POST', headers: { authorization: `Bearer ${a.token}` } })
-                  .then(async (r) => {
-                    await r.arrayBuffer();
+                checkIn(a)
+                  .then((status) => {
                     latencies.push(performance.now() - t0);
-                    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+                    statuses.set(status, (statuses.get(status) ?? 0) + 1);
                   })
                   .catch(() => statuses.set(0, (statuses.get(0) ?? 0) + 1))
                   .finally(resolve);
@@ -231,7 +310,22 @@ async function main() {
 
     latencies.sort((x, y) => x - y);
     const ms = (v: number) => `${v.toFixed(1)} ms`;
-    if ('answers' in counts) {
+    if ('handshakes' in counts) {
+      const h = counts.handshakes;
+      const total = Object.values(h).reduce((a, b) => a + b, 0);
+      const refused = (reason: string) => {
+        const line = during.split('\n').find((l) => l.startsWith('vigil_socketio_refused_total{') && l.includes(`reason="${reason}"`));
+        return line ? Number(line.split(' ').at(-1)) : 0;
+      };
+      console.log(`flood: token-less Socket.IO handshakes from one address, ${conns} at a time, ${floodSeconds.toFixed(1)} s`);
+      console.log(
+        `  handshakes/s ${(total / floodSeconds).toFixed(0)}  answers ${Object.entries(h)
+          .sort()
+          .map(([k, n]) => `${k}×${n}`)
+          .join(' ')}  idle WebSockets open at most ${counts.peakOpen}`,
+      );
+      console.log(`  refused by the service: rate_limited ${refused('rate_limited')}  full ${refused('full')}`);
+    } else if ('answers' in counts) {
       if (counts.error) throw new Error(`the location flooder failed: ${counts.error}`);
       const total = Object.values(counts.answers).reduce((a, b) => a + b, 0);
       const a = counts.answers;
@@ -248,7 +342,9 @@ async function main() {
         `  requests/s ${(total / floodSeconds).toFixed(0)}  answered 2xx ${counts.ok}  429 ${counts.limited}  other ${counts.other}  errors ${counts.errors}`,
       );
     }
-    console.log(`check-ins: ${armed.length} people, "I'm safe" 1-3 s before the deadline`);
+    console.log(
+      `check-ins: ${armed.length} people, "I'm safe" 1-3 s before the deadline${kind === 'handshake' ? ', each on a new connection' : ''}`,
+    );
     console.log(`  answers ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
     console.log(`  p50 ${ms(pct(latencies, 50))}  p99 ${ms(pct(latencies, 99))}  max ${ms(latencies.at(-1) ?? NaN)}`);
     console.log(

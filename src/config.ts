@@ -69,7 +69,7 @@ export interface Config {
   /** Express `trust proxy`: which hops may set X-Forwarded-For (the per-IP limit keys on the result) */
   trustProxy: boolean | number | string[];
   http: HttpLimits;
-  sockets: { perUser: number };
+  sockets: SocketLimits;
   /** what a token must be to be accepted, and the keys besides `jwtSecret` that verify it */
   tokens: TokenPolicy;
   location: LocationConfig;
@@ -108,6 +108,17 @@ export interface HttpLimits {
   /** the whole request, body included, must arrive within this */
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+}
+
+export interface SocketLimits {
+  /** Socket.IO connections one person may hold on this replica */
+  perUser: number;
+  /** connections Socket.IO may hold on this replica (HTTP_MAX_CONNECTIONS − HTTP_RESERVED_CONNECTIONS); absent: no cap */
+  maxConnections?: number;
+  /** a connection not authenticated within this is closed (ms) */
+  authTimeoutMs: number;
+  /** largest message (WebSocket frame, long-polling body) in bytes */
+  maxMessageBytes: number;
 }
 
 export interface LocationConfig {
@@ -333,6 +344,17 @@ function tracingConfig(e: Env, instanceId: string): TracingConfig {
   };
 }
 
+/** Socket.IO's share of HTTP_MAX_CONNECTIONS: what HTTP_RESERVED_CONNECTIONS (default a quarter) leaves. */
+function socketsCap(e: Env): { maxConnections?: number } {
+  if (e.HTTP_MAX_CONNECTIONS === 0) {
+    if (e.HTTP_RESERVED_CONNECTIONS) throw new ConfigError('HTTP_RESERVED_CONNECTIONS: set only with a cap (HTTP_MAX_CONNECTIONS > 0)');
+    return {};
+  }
+  const reserved = e.HTTP_RESERVED_CONNECTIONS ?? Math.ceil(e.HTTP_MAX_CONNECTIONS / 4);
+  if (reserved >= e.HTTP_MAX_CONNECTIONS) throw new ConfigError('HTTP_RESERVED_CONNECTIONS: must be less than HTTP_MAX_CONNECTIONS');
+  return { maxConnections: e.HTTP_MAX_CONNECTIONS - reserved };
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -462,7 +484,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
-    sockets: { perUser: e.SOCKETS_PER_USER },
+    sockets: {
+      perUser: e.SOCKETS_PER_USER,
+      ...socketsCap(e),
+      authTimeoutMs: e.SOCKETS_AUTH_TIMEOUT_MS,
+      maxMessageBytes: e.SOCKETS_MAX_MESSAGE_BYTES,
+    },
     tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, keys: tokens.keys },
     location: {
       flushMs: e.LOCATION_FLUSH_SECONDS * 1000,

@@ -21,6 +21,7 @@ import { consoleRouter } from '../console/router.js';
 import { makeLimits } from '../domain/limits.js';
 import { contactsTextedNotification } from '../domain/notification.js';
 import { createApp } from '../http/app.js';
+import { clientAddressOf } from '../http/client-address.js';
 import { answerClientErrors } from '../http/client-errors.js';
 import { openapiDocument } from '../http/openapi.js';
 import { startMetricsListener } from '../http/metrics-endpoint.js';
@@ -28,6 +29,7 @@ import { createRateLimits } from '../http/rate-limit.js';
 import { receiptRoutes } from '../http/routes/receipts.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { guardHandshakes } from '../realtime/handshakes.js';
 import { attachLocationMessages } from '../realtime/location-socket.js';
 import { createRealtime } from '../realtime/server.js';
 import { reportingDeadlines } from '../worker/deadline-events.js';
@@ -92,6 +94,8 @@ export async function startServices(
     jwtSecret: config.jwtSecret,
     tokenPolicy: config.tokens,
     perUser: config.sockets.perUser,
+    authTimeoutMs: config.sockets.authTimeoutMs,
+    maxMessageBytes: config.sockets.maxMessageBytes,
     metrics,
     log,
     replicas,
@@ -168,6 +172,14 @@ export async function startServices(
         }),
       },
     ],
+  });
+  // a Socket.IO handshake spends the budget of its address, as a request without a token does,
+  // and the sockets never hold the connections kept for plain HTTP (HTTP_RESERVED_CONNECTIONS)
+  const addressOf = clientAddressOf(expressApp);
+  guardHandshakes(realtime.io, {
+    charge: (req) => rateLimits.chargeAddress(addressOf(req)),
+    maxConnections: config.sockets.maxConnections,
+    onRefused: (reason) => metrics.socketRefusals.inc({ reason }),
   });
   // the scrape's own listener (METRICS_PORT): opened before the API's and closed after it, so the
   // last scrapes of a draining replica still answer

@@ -295,7 +295,20 @@ const requests = {
   HTTP_HEADERS_TIMEOUT_MS: doc(int(10000, 1), 'the request headers must arrive within this (else 408 `request_timeout`)'),
   HTTP_REQUEST_TIMEOUT_MS: doc(int(15000, 1), 'the whole request, body included, must arrive within this (≥ `HTTP_HEADERS_TIMEOUT_MS`)'),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: doc(int(5000, 1), 'an idle keep-alive connection is closed after this'),
+  HTTP_RESERVED_CONNECTIONS: doc(
+    z.coerce.number().int().min(0).optional(),
+    'connections of `HTTP_MAX_CONNECTIONS` that Socket.IO may never hold: a handshake is refused (503 `sockets_full`) once the sockets of the replica hold the rest, so plain HTTP (check-ins) always finds a slot; less than `HTTP_MAX_CONNECTIONS`',
+    'a quarter of `HTTP_MAX_CONNECTIONS`',
+  ),
   SOCKETS_PER_USER: doc(int(10, 1), 'Socket.IO connections one person may hold on one replica'),
+  SOCKETS_AUTH_TIMEOUT_MS: doc(
+    int(5000, 100),
+    'a Socket.IO connection that has not authenticated (connected with a valid token) within this is closed; a failed token check closes it at once',
+  ),
+  SOCKETS_MAX_MESSAGE_BYTES: doc(
+    int(8192, 1024),
+    'largest Socket.IO message (a WebSocket frame, a long-polling body); a larger one closes the connection. The largest the protocol needs, a `location.fix` or the token of the handshake, is under 2 kB',
+  ),
 };
 
 const tracing = {

@@ -37,6 +37,11 @@ export const HTTP_ERRORS = {
   headers_too_large: { status: 431, meaning: 'the request headers are too large' },
   internal: { status: 500, meaning: 'an unexpected error; quote the `X-Request-Id`' },
   draining: { status: 503, meaning: 'the replica is shutting down (`/readyz`)' },
+  sockets_full: {
+    status: 503,
+    meaning:
+      'a Socket.IO handshake refused: the sockets of this replica hold its share of `HTTP_MAX_CONNECTIONS` (the rest is kept for plain HTTP); retry later',
+  },
 } as const satisfies Readonly<Record<string, { readonly status: number; readonly meaning: string }>>;
 
 export type HttpCode = keyof typeof HTTP_ERRORS;

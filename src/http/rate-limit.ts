@@ -4,7 +4,8 @@
  *   - per person for check-ins (safe, cancel, extend, the panic button): a budget of their own, so a person's
  *     flood of other routes never starves their check-ins, and nobody else's traffic is
  *     counted against it;
- *   - per client address for requests without a valid token.
+ *   - per client address for requests without a valid token, and for Socket.IO handshakes
+ *     (`chargeAddress`: one budget, one store).
  * A refusal is 429 `rate_limited` with `Retry-After`. A flooding client's refusals are held
  * for `holdMs` before they are answered (at most `maxHeld` at once) so that it cannot spin.
  *
@@ -28,6 +29,11 @@ export type LimitStoreFactory = (budget: Budget) => LimitStore;
 export interface RateLimits {
   /** picks the budget of a request: call after the token has been read (req.principal) */
   middleware: RequestHandler;
+  /**
+   * Charges one Socket.IO handshake to the budget of its client address (the one requests
+   * without a token spend): `retryAfterSeconds` when it is spent, else undefined.
+   */
+  chargeAddress(address: string): Promise<{ retryAfterSeconds: number } | undefined>;
   /** refusals being held right now */
   held(): number;
 }
@@ -130,8 +136,8 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
     req.socket.once('close', release);
   };
 
-  const limiter = (budget: Budget, limit: number, key: (req: Request) => string) => {
-    const store = storeFor ? new GuardedStore(storeFor(budget), new MemoryStore(), c.redisTimeoutMs, storeError) : undefined;
+  const limiter = (budget: Budget, limit: number, key: (req: Request) => string, store?: LimitStore) => {
+    store ??= storeFor ? new GuardedStore(storeFor(budget), new MemoryStore(), c.redisTimeoutMs, storeError) : undefined;
     const handler = rateLimit({
       windowMs: c.windowMs,
       limit,
@@ -150,12 +156,26 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
 
   const person = limiter('person', c.perPerson, (req) => `p:${req.principal?.userId ?? ''}`);
   const checkIn = limiter('checkin', c.checkInsPerPerson, (req) => `c:${req.principal?.userId ?? ''}`);
-  const byAddress = limiter('ip', c.perIp, (req) => `a:${ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown')}`);
+  // its store is shared with the Socket.IO handshakes (chargeAddress): one budget per address
+  const addressStore: LimitStore = storeFor
+    ? new GuardedStore(storeFor('ip'), new MemoryStore(), c.redisTimeoutMs, storeError)
+    : new MemoryStore();
+  const addressKey = (address: string) => `a:${ipKeyGenerator(address)}`;
+  const byAddress = limiter('ip', c.perIp, (req) => addressKey(req.ip ?? req.socket.remoteAddress ?? 'unknown'), addressStore);
 
   return {
     middleware: (req: Request, res: Response, next: NextFunction) => {
       if (!req.principal) return byAddress(req, res, next);
       return isCheckIn(req) ? checkIn(req, res, next) : person(req, res, next);
+    },
+    chargeAddress: async (address) => {
+      // as the limiter does: a store that fails lets the handshake through (passOnStoreError)
+      const hits = await Promise.resolve()
+        .then(() => addressStore.increment(addressKey(address)))
+        .catch((err: unknown) => void storeError(err));
+      if (!hits || hits.totalHits <= c.perIp) return undefined;
+      const resetMs = hits.resetTime ? hits.resetTime.getTime() - Date.now() : c.windowMs;
+      return { retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)) };
     },
     held: () => held,
     close: () => {

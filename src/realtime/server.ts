@@ -61,23 +61,44 @@ export function createRealtime(
     tokenPolicy?: TokenPolicy;
     /** sockets one person may hold open on this replica; default 10 */
     perUser?: number;
+    /** a connection that has not authenticated within this is closed (ms); default 5000 */
+    authTimeoutMs?: number;
+    /** largest message, a WebSocket frame or a long-polling body (bytes); default 8192 */
+    maxMessageBytes?: number;
   },
 ): Realtime {
   const perUser = opts.perUser ?? 10;
   const open = new Map<string, number>();
   const replicas = opts.replicas;
-  const io = new Server(http, { serveClient: false, cors: { origin: false }, ...(replicas ? { adapter: replicas.adapter } : {}) });
+  const io = new Server(http, {
+    serveClient: false,
+    cors: { origin: false },
+    // a connection that has not joined the namespace (connected with a valid token) by then is closed
+    connectTimeout: opts.authTimeoutMs ?? 5000,
+    maxHttpBufferSize: opts.maxMessageBytes ?? 8192,
+    ...(replicas ? { adapter: replicas.adapter } : {}),
+  });
 
   io.use((socket, next) => {
+    // a refused connection is closed once the refusal is sent: one token check per connection
+    // (Socket.IO sends it on the next tick; socket.io-client closes on it too)
+    const refuse = (message: string) => {
+      next(new Error(message));
+      opts.metrics.socketRefusals.inc({ reason: 'unauthorized' });
+      setImmediate(() => socket.conn.close());
+    };
     const token: unknown = socket.handshake.auth?.token;
-    if (typeof token !== 'string' || token.length === 0) return next(new Error('unauthorized: pass the JWT in auth.token'));
+    if (typeof token !== 'string' || token.length === 0) return refuse('unauthorized: pass the JWT in auth.token');
     let p: Principal;
     try {
       p = verifyToken(opts.jwtSecret, token, opts.tokenPolicy);
     } catch (err) {
-      return next(new Error(`unauthorized: ${err instanceof Error ? err.message : 'the token is not valid'}`));
+      return refuse(`unauthorized: ${err instanceof Error ? err.message : 'the token is not valid'}`);
     }
-    if ((open.get(p.userId) ?? 0) >= perUser) return next(new Error(`too many connections: at most ${perUser} per person`));
+    if ((open.get(p.userId) ?? 0) >= perUser) {
+      next(new Error(`too many connections: at most ${perUser} per person`));
+      return void setImmediate(() => socket.conn.close());
+    }
     socket.data.principal = p;
     // the slot is taken now, not once connected: handshakes in flight count against the cap
     open.set(p.userId, (open.get(p.userId) ?? 0) + 1);

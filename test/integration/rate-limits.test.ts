@@ -1,10 +1,12 @@
 /**
  * Request budgets: per person, check-ins on their own budget, per address without a token;
  * 429 `rate_limited` with Retry-After; a refused request writes nothing and reads no body;
- * in cluster mode the counters are shared through Redis and fall back to each replica's memory when it is down.
+ * in cluster mode the counters are shared through Redis (Socket.IO handshakes' too) and fall back to each
+ * replica's memory when it is down.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { plainRequest, pollingHandshake } from '../helpers/engine-raw.js';
 import { redisAvailable, REDIS_MISSING, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { startTestVigil, type TestVigil } from '../helpers/vigil.js';
 
@@ -139,6 +141,18 @@ describe.skipIf(!redisAvailable())(`shared budgets in cluster mode (Redis)${redi
     }
     await expectRefused(await a.api(t, 'GET', '/v1/timers'), 'person');
     await expectRefused(await b.api(t, 'GET', '/v1/timers'), 'person');
+  });
+
+  it('Socket.IO handshakes spend the address budget shared by the replicas, with the requests without a token', async () => {
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      answers.push((await pollingHandshake(a.vigil.port)).status);
+      answers.push((await pollingHandshake(b.vigil.port)).status);
+    }
+    expect(answers).toEqual([200, 200, 200, 200, 200, 200]);
+    expect((await pollingHandshake(a.vigil.port)).status).toBe(429);
+    expect((await pollingHandshake(b.vigil.port)).status).toBe(429);
+    expect((await plainRequest(b.vigil.port, 'GET', '/openapi.json')).status).toBe(429);
   });
 
   it('invariant 8: with Redis stopped, check-ins count on each replica (never refused for the outage, never unlimited); the other budgets too', async () => {

@@ -23,4 +23,18 @@ describe('defaults that depend on the mode', () => {
     expect(() => loadConfig({ ...SECRET, TIMER_MIN_SECONDS: '1', SWEEP_KEEP_LEASE_MS: '1500' })).toThrow(/SWEEP_KEEP_LEASE_MS/);
     expect(() => loadConfig({ ...SECRET, SWEEP_KEEP_LEASE_MS: '-1' })).toThrow(/SWEEP_KEEP_LEASE_MS/);
   });
+
+  it("HTTP_RESERVED_CONNECTIONS: Socket.IO's share is HTTP_MAX_CONNECTIONS less a quarter by default, less the set value; no cap, no share", () => {
+    expect(loadConfig({ ...SECRET }).sockets.maxConnections).toBe(3072);
+    expect(loadConfig({ ...SECRET, HTTP_MAX_CONNECTIONS: '10' }).sockets.maxConnections).toBe(7);
+    expect(loadConfig({ ...SECRET, HTTP_MAX_CONNECTIONS: '100', HTTP_RESERVED_CONNECTIONS: '10' }).sockets.maxConnections).toBe(90);
+    expect(loadConfig({ ...SECRET, HTTP_MAX_CONNECTIONS: '0' }).sockets.maxConnections).toBeUndefined();
+    // a share of nothing would refuse every socket; a reserve without a cap means nothing
+    expect(() => loadConfig({ ...SECRET, HTTP_MAX_CONNECTIONS: '100', HTTP_RESERVED_CONNECTIONS: '100' })).toThrow(
+      /HTTP_RESERVED_CONNECTIONS/,
+    );
+    expect(() => loadConfig({ ...SECRET, HTTP_MAX_CONNECTIONS: '0', HTTP_RESERVED_CONNECTIONS: '10' })).toThrow(
+      /HTTP_RESERVED_CONNECTIONS/,
+    );
+  });
 });
