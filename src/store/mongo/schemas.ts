@@ -15,6 +15,7 @@ import { INCIDENT_SOURCES, INCIDENT_STATUSES, type Incident } from '../../domain
 import { NOTIFICATION_KINDS, type Notification } from '../../domain/notification.js';
 import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Meeting, type Timer } from '../../domain/timer.js';
 import { fixSchema, type FixDoc } from './location-schema.js';
+import { tokenStampSchema, type TokenStampDoc } from './tokens-schema.js';
 import { makeModerationModels, type ModerationModels } from './moderation-schemas.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
@@ -107,6 +108,8 @@ export interface Models extends ModerationModels {
   earlyReceipts: Model<EarlyReceiptDoc>;
   contacts: Model<ContactsDoc>;
   fixes: Model<FixDoc>;
+  /** token revocation: each person's "tokens not before" stamp */
+  tokenStamps: Model<TokenStampDoc>;
 }
 
 // No buffering (fail fast instead of queueing while disconnected), no automatic index
@@ -320,6 +323,7 @@ export function makeModels(conn: Connection): Models {
     earlyReceipts: conn.model<EarlyReceiptDoc>('EarlyReceipt', earlyReceiptSchema()),
     contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
     fixes: conn.model<FixDoc>('LocationFix', fixSchema(OPTIONS)),
+    tokenStamps: conn.model<TokenStampDoc>('TokenStamp', tokenStampSchema(OPTIONS)),
     ...makeModerationModels(conn),
   };
 }
