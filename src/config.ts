@@ -67,7 +67,10 @@ export interface Config {
   /** Express `trust proxy`: which hops may set X-Forwarded-For (the per-IP limit keys on the result) */
   trustProxy: boolean | number | string[];
   http: HttpLimits;
-  sockets: { perUser: number };
+  /** `recheckMs`: open sockets re-checked (expiry, revocation) this often */
+  sockets: { perUser: number; recheckMs: number };
+  /** how long a read revocation stamp serves requests on this replica (ms) */
+  revocationCacheMs: number;
   /** what a token must be to be accepted, and the keys besides `jwtSecret` that verify it */
   tokens: TokenPolicy;
   location: LocationConfig;
@@ -426,7 +429,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
-    sockets: { perUser: e.SOCKETS_PER_USER },
+    sockets: { perUser: e.SOCKETS_PER_USER, recheckMs: e.SOCKET_TOKEN_RECHECK_MS },
+    revocationCacheMs: e.TOKEN_REVOCATION_CACHE_MS,
     tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, keys: tokens.keys },
     location: {
       flushMs: e.LOCATION_FLUSH_SECONDS * 1000,

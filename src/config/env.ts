@@ -283,6 +283,14 @@ const requests = {
   HTTP_REQUEST_TIMEOUT_MS: doc(int(15000, 1), 'the whole request, body included, must arrive within this (≥ `HTTP_HEADERS_TIMEOUT_MS`)'),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: doc(int(5000, 1), 'an idle keep-alive connection is closed after this'),
   SOCKETS_PER_USER: doc(int(10, 1), 'Socket.IO connections one person may hold on one replica'),
+  SOCKET_TOKEN_RECHECK_MS: doc(
+    int(30000, 1000),
+    'how often each replica re-checks its open sockets: a socket whose token expired, or was revoked, is cut off ([security.md](security.md#revocation))',
+  ),
+  TOKEN_REVOCATION_CACHE_MS: doc(
+    int(5000),
+    "how long a replica trusts a person's token revocation stamp it read before reading it again: a revocation reaches the other replicas' REST checks within this; `0`: every request reads the store ([security.md](security.md#revocation))",
+  ),
 };
 
 const tracing = {
