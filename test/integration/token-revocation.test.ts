@@ -54,9 +54,9 @@ describe('token revocation and checks (one replica)', () => {
   let v: TestVigil;
   const open: Recorder[] = [];
   beforeAll(async () => {
-    // the recheck is short here so the case that waits for it is quick; the REST cache is long so
-    // the handshake is seen to read the store itself
-    v = await startTestVigil({ SOCKET_TOKEN_RECHECK_MS: '1000', TOKEN_REVOCATION_CACHE_MS: '60000' });
+    // the recheck is long here, so a socket cut off is the revocation's own doing; the REST cache
+    // is long so the handshake is seen to read the store itself
+    v = await startTestVigil({ SOCKET_TOKEN_RECHECK_MS: '600000', TOKEN_REVOCATION_CACHE_MS: '60000' });
   });
   afterAll(async () => {
     for (const r of open) r.close();
@@ -118,16 +118,6 @@ describe('token revocation and checks (one replica)', () => {
     expect((await v.api(modToken, 'GET', '/v1/admin/audit')).status).toBe(200);
   });
 
-  it("a moderator's socket is cut off within SOCKET_TOKEN_RECHECK_MS (token.revoked) when the stamp moved where no disconnect reached it", async () => {
-    const mod = person('mod');
-    const modSocket = await sock(v.token(mod, { admin: true }));
-    const revoked = new Promise<{ message: string }>((resolve) => modSocket.socket.once('token.revoked', resolve));
-    // another replica moved the stamp and its disconnect command was lost: only the recheck is left
-    await v.vigil.store.revokeTokens(mod, 'mod-root');
-    expect((await revoked).message).toMatch(/revoked/);
-    await cutOff(modSocket, "the moderator's socket to be cut off by the recheck");
-  });
-
   it("a revoked token opens no socket even while this replica's REST cache still answers from before the revocation", async () => {
     const cat = person('cat');
     const token = v.token(cat);
@@ -167,6 +157,33 @@ describe('token revocation and checks (one replica)', () => {
     const modToken = v.token(person('mod'), { admin: true });
     const seen = await v.api(modToken, 'GET', `/v1/admin/incidents/${r.body.incident.id as string}`);
     expect(seen.body.incident.displayName).toBe(shown);
+  });
+});
+
+describe('the periodic recheck of open sockets', () => {
+  let v: TestVigil;
+  const open: Recorder[] = [];
+  beforeAll(async () => {
+    v = await startTestVigil({ SOCKET_TOKEN_RECHECK_MS: '1000' });
+  });
+  afterAll(async () => {
+    for (const r of open) r.close();
+    await v?.stop();
+  });
+  const sock = async (token: string) => {
+    const r = await connect(v.url, token);
+    open.push(r);
+    return r;
+  };
+
+  it("a moderator's socket is cut off within SOCKET_TOKEN_RECHECK_MS (token.revoked) when the stamp moved where no disconnect reached it", async () => {
+    const mod = person('mod');
+    const modSocket = await sock(v.token(mod, { admin: true }));
+    const revoked = new Promise<{ message: string }>((resolve) => modSocket.socket.once('token.revoked', resolve));
+    // another replica moved the stamp and its disconnect command was lost: only the recheck is left
+    await v.vigil.store.revokeTokens(mod, 'mod-root');
+    expect((await revoked).message).toMatch(/revoked/);
+    await cutOff(modSocket, "the moderator's socket to be cut off by the recheck");
   });
 });
 
