@@ -2,7 +2,8 @@
  * The location trail on the console's incident card, in Debian's Chromium (playwright-core)
  * against a real in-process Vigil: the fix posted before the SOS is on the card when it
  * appears, fixes posted while the incident is open arrive live (`location.updated`), and
- * whom the person was meeting is shown. A screenshot goes to artifacts/ (git-ignored).
+ * whom the person was meeting is shown, with the met person's whole number (events mask it).
+ * A screenshot goes to artifacts/ (git-ignored).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -112,6 +113,10 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
     await card.waitFor({ timeout: 20_000 });
     await expect.poll(() => card.locator('.trail__fix').count(), { timeout: 10_000 }).toBe(1);
     expect(await card.textContent()).toContain('Sam from the app');
+    // events mask the met person's number; the card shows the whole one REST gave, to call
+    await expect
+      .poll(async () => card.locator('dd', { hasText: 'Sam from the app' }).textContent(), { timeout: 10_000 })
+      .toContain('+14155550188');
     expect(await card.locator('.trail__fix--latest').textContent()).toContain(`${first.lat.toFixed(5)}, ${first.lng.toFixed(5)}`);
 
     // while the incident is open, fixes arrive live
