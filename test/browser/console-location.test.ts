@@ -136,6 +136,15 @@ describe.skipIf(!hasChromium)('console: location trail on the incident card (Chr
     mkdirSync('artifacts', { recursive: true });
     await card.screenshot({ path: SCREENSHOT });
     await page.screenshot({ path: join('artifacts', 'console-location-board.png'), fullPage: true });
+
+    // a later event (another moderator's acknowledgement) carries the number masked: the card keeps the whole one
+    const other = token('mod-2', { admin: true });
+    const open = await api(other, 'GET', '/v1/admin/incidents?status=active');
+    const incident = (open.body.incidents as { id: string; timerId?: string }[]).find((i) => i.timerId === timerId);
+    expect((await api(other, 'POST', `/v1/admin/incidents/${incident?.id ?? 'none'}/ack`, {})).status).toBe(200);
+    const acked = page.locator('#lane-acked li.card', { hasText: 'Erin Example' });
+    await acked.waitFor({ timeout: 10_000 });
+    expect(await acked.locator('dd', { hasText: 'Sam from the app' }).textContent()).toContain('+14155550188');
     expect(problems).toEqual([]);
     await page.close();
   });
