@@ -75,6 +75,7 @@ export function createRealtime(
   const replicas = opts.replicas;
   const io = new Server(http, { serveClient: false, cors: { origin: false }, ...(replicas ? { adapter: replicas.adapter } : {}) });
 
+  let lastWarnAt = -Infinity;
   const refused = (code: string, message: string) => Object.assign(new Error(`unauthorized: ${message}`), { data: { code } });
 
   io.use((socket, next) => {
@@ -109,7 +110,11 @@ export function createRealtime(
       ? opts.revocation.notBefore([p.userId], { fresh: true }).then(
           (stamps) => (isRevoked(p, stamps.get(p.userId)) ? refused('token_revoked', tokenRevoked().message) : undefined),
           (err: unknown) => {
-            opts.log.warn({ err }, 'a socket handshake could not read the token revocation stamp');
+            // once a minute at most: a store outage must not turn reconnecting clients into a log flood
+            if (Date.now() - lastWarnAt > 60_000) {
+              lastWarnAt = Date.now();
+              opts.log.warn({ err }, 'socket handshakes cannot read token revocation stamps; refused until the store answers');
+            }
             return Object.assign(new Error('unavailable: the token could not be checked; try again'), {
               data: { code: 'store_unavailable' },
             });
