@@ -70,6 +70,8 @@ export interface Config {
   trustProxy: boolean | number | string[];
   http: HttpLimits;
   sockets: SocketLimits;
+  /** how long a read revocation stamp serves requests on this replica (ms) */
+  revocationCacheMs: number;
   /** what a token must be to be accepted, and the keys besides `jwtSecret` that verify it */
   tokens: TokenPolicy;
   location: LocationConfig;
@@ -119,6 +121,8 @@ export interface SocketLimits {
   authTimeoutMs: number;
   /** largest message (WebSocket frame, long-polling body) in bytes */
   maxMessageBytes: number;
+  /** open sockets re-checked (expiry, revocation) this often (ms) */
+  recheckMs: number;
 }
 
 export interface LocationConfig {
@@ -489,7 +493,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...socketsCap(e),
       authTimeoutMs: e.SOCKETS_AUTH_TIMEOUT_MS,
       maxMessageBytes: e.SOCKETS_MAX_MESSAGE_BYTES,
+      recheckMs: e.SOCKET_TOKEN_RECHECK_MS,
     },
+    revocationCacheMs: e.TOKEN_REVOCATION_CACHE_MS,
     tokens: { maxLifetimeSeconds: e.JWT_MAX_LIFETIME_SECONDS, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, keys: tokens.keys },
     location: {
       flushMs: e.LOCATION_FLUSH_SECONDS * 1000,

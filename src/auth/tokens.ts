@@ -1,14 +1,18 @@
 /**
  * Bearer JWT, shared by REST and the Socket.IO handshake. `sub` is the user id;
- * `role: "admin"` marks a moderator; `name` is the display name used in SOS texts.
- * Every token must carry `exp`, and may not live longer than the policy's maximum
- * (exp − iat, or exp − now when there is no iat); `iss`/`aud` are checked when configured.
+ * `role: "admin"` marks a moderator; `name` is the display name used in SOS texts, made
+ * plain like every other display name. Every token must carry `exp`, and may not live longer
+ * than the policy's maximum (exp − iat, or exp − now when there is no iat); an `iat` in the
+ * future (beyond the clock skew) is refused; `iss`/`aud` are checked when configured.
+ * Whether the person revoked their tokens since `iat` is the caller's second step
+ * (`isRevoked`, with the stamps of a `RevocationCheck`).
  * Signed with HS256 (a shared secret, and a previous one during its rotation) or, when
  * public keys are configured, RS256/ES256: each key verifies its own algorithm only.
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { DomainError } from '../domain/errors.js';
+import { plainName } from '../domain/messages.js';
 import type { AsymmetricAlg, PublicKey } from './keys.js';
 
 export interface Principal {
@@ -17,7 +21,35 @@ export interface Principal {
   name?: string;
   /** when the token stops being valid (ms since epoch) */
   expiresAtMs: number;
+  /** its `iat` (ms since epoch, whole seconds); absent when the token has none */
+  issuedAtMs?: number;
 }
+
+/**
+ * The people's "tokens not before" stamps (src/app/token-revocations.ts): a token issued at or
+ * before its person's stamp is revoked. `fresh`: read the store now (a socket handshake); else
+ * an answer up to the checker's cache age old may do.
+ */
+export interface RevocationCheck {
+  notBefore(userIds: readonly string[], o?: { fresh?: boolean }): Promise<Map<string, number>>;
+}
+
+/**
+ * Revoked when the person's stamp is not before the token's `iat`. `iat` has whole seconds, so a
+ * token issued in the same second as the revocation is refused too (its holder asks again a
+ * second later); a token without `iat` cannot say when it was issued and is refused once a stamp exists.
+ */
+export function isRevoked(p: Pick<Principal, 'issuedAtMs'>, notBeforeMs: number | undefined): boolean {
+  if (notBeforeMs === undefined) return false;
+  return p.issuedAtMs === undefined || p.issuedAtMs <= notBeforeMs;
+}
+
+export const tokenRevoked = () =>
+  new DomainError(
+    'unauthorized',
+    'token_revoked',
+    "the token was revoked (the person's tokens were revoked after it was issued); ask for a new one",
+  );
 
 /** A key that verifies tokens of one algorithm: a secret (HS256) or a public key (./keys.ts). */
 export type VerifyKey = { alg: 'HS256'; key: KeyObject; kid?: undefined } | PublicKey;
@@ -28,6 +60,19 @@ export interface TokenPolicy {
   audience?: string;
   /** keys accepted besides the secret: the previous secret during a rotation, RS256/ES256 public keys */
   keys?: readonly VerifyKey[];
+  /** how far in the future an `iat` may be (the issuer's clock ahead of ours), seconds; default CLOCK_SKEW_SECONDS */
+  clockSkewSeconds?: number;
+}
+
+/** An `iat` up to this far ahead of our clock is the issuer's clock running ahead, not a forged lifetime. */
+export const CLOCK_SKEW_SECONDS = 60;
+/** A token's `name` longest, after it is made plain. */
+const NAME_MAX = 80;
+
+/** Made plain like every display name (no controls, bidi, invisibles, links), at most NAME_MAX code points; empty: none. */
+function plainDisplayName(raw: string): string | undefined {
+  const plain = [...plainName(raw).trim()].slice(0, NAME_MAX).join('').trim();
+  return plain || undefined;
 }
 
 /** What `signToken` signs with: a secret (HS256) or a private key (RS256/ES256), named by `kid` when a JWKS lists several. */
@@ -107,12 +152,23 @@ export function verifyToken(
     throw unauthorized('the token has no subject');
   }
   if (typeof claims.exp !== 'number') throw unauthorized('the token has no expiry (exp); ask for a new one');
-  const from = typeof claims.iat === 'number' ? claims.iat : Math.floor(nowMs / 1000);
+  const iat = typeof claims.iat === 'number' ? claims.iat : undefined;
+  // a far-future iat would make exp − iat look short while the token lives for years
+  if (iat !== undefined && iat > nowMs / 1000 + (policy.clockSkewSeconds ?? CLOCK_SKEW_SECONDS)) {
+    throw new DomainError('unauthorized', 'token_issued_in_future', "the token's issue time (iat) is in the future; ask for a new one");
+  }
+  const from = iat ?? Math.floor(nowMs / 1000);
   if (claims.exp - from > policy.maxLifetimeSeconds) {
     throw unauthorized(`the token lives longer than the ${policy.maxLifetimeSeconds} s this service accepts; ask for a new one`);
   }
-  const name = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 80) : undefined;
-  return { userId: claims.sub, admin: claims.role === 'admin', name, expiresAtMs: claims.exp * 1000 };
+  const name = typeof claims.name === 'string' ? plainDisplayName(claims.name) : undefined;
+  return {
+    userId: claims.sub,
+    admin: claims.role === 'admin',
+    name,
+    expiresAtMs: claims.exp * 1000,
+    ...(iat === undefined ? {} : { issuedAtMs: iat * 1000 }),
+  };
 }
 
 export function signToken(

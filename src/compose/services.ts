@@ -16,6 +16,7 @@ import { NotificationService } from '../app/notifications.js';
 import { PanicService } from '../app/panic.js';
 import { SmsBudget } from '../app/sms-budget.js';
 import { TimerService } from '../app/timers.js';
+import { TokenRevocations } from '../app/token-revocations.js';
 import type { Config } from '../config.js';
 import { consoleRouter } from '../console/router.js';
 import { makeLimits } from '../domain/limits.js';
@@ -90,16 +91,21 @@ export async function startServices(
   // connection caps: slow or idle clients cannot hold sockets forever
   http.maxConnections = config.http.maxConnections > 0 ? config.http.maxConnections : Infinity;
   answerClientErrors(http);
+  // a revocation cuts the person's sockets off on every replica (the realtime layer exists next)
+  const revocations = new TokenRevocations(store, { cacheMs: config.revocationCacheMs });
   const realtime = createRealtime(http, {
     jwtSecret: config.jwtSecret,
     tokenPolicy: config.tokens,
     perUser: config.sockets.perUser,
     authTimeoutMs: config.sockets.authTimeoutMs,
     maxMessageBytes: config.sockets.maxMessageBytes,
+    revocation: revocations,
+    recheckMs: config.sockets.recheckMs,
     metrics,
     log,
     replicas,
   });
+  revocations.onRevoked = (userId) => realtime.disconnectUser(userId);
   const rateLimits = createRateLimits(config.rateLimit, log, limitStoreFor);
   onClose(async () => rateLimits.close());
   const smsBudget = new SmsBudget(
@@ -150,6 +156,7 @@ export async function startServices(
     tracing,
     jwtSecret: config.jwtSecret,
     tokenPolicy: config.tokens,
+    revocations,
     bodyLimit: config.bodyLimit,
     rateLimit: rateLimits.middleware,
     trustProxy: config.trustProxy,

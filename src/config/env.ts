@@ -309,6 +309,14 @@ const requests = {
     int(8192, 1024),
     'largest Socket.IO message (a WebSocket frame, a long-polling body); a larger one closes the connection. The largest the protocol needs, a `location.fix` or the token of the handshake, is under 2 kB',
   ),
+  SOCKET_TOKEN_RECHECK_MS: doc(
+    int(30000, 1000),
+    'how often each replica re-checks its open sockets: a socket whose token expired, or was revoked, is cut off ([security.md](security.md#revocation))',
+  ),
+  TOKEN_REVOCATION_CACHE_MS: doc(
+    int(5000),
+    "how long a replica trusts a person's token revocation stamp it read before reading it again: a revocation reaches the other replicas' REST checks within this; `0`: every request reads the store ([security.md](security.md#revocation))",
+  ),
 };
 
 const tracing = {

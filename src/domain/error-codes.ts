@@ -33,6 +33,15 @@ export const DOMAIN_ERRORS = {
   },
   // unauthorized, forbidden
   unauthorized: { kind: 'unauthorized', meaning: 'no bearer token, or one that is invalid, expired, without `exp` or living too long' },
+  token_revoked: {
+    kind: 'unauthorized',
+    meaning:
+      'the token was issued before its person’s tokens were revoked (by them or a moderator): ask for a new one ([security.md](security.md#revocation))',
+  },
+  token_issued_in_future: {
+    kind: 'unauthorized',
+    meaning: 'the token’s `iat` is further in the future than the clock skew allowed (60 s): the issuer’s clock is wrong',
+  },
   forbidden: { kind: 'forbidden', meaning: 'a moderator route (`role: "admin"`) called without the role' },
   // not found
   timer_not_found: { kind: 'not_found', meaning: 'no such timer for this caller (also for someone else’s timer)' },

@@ -6,19 +6,20 @@ import { allClearStep, type Delivery } from './delivery.js';
 import type { Incident } from './incident.js';
 
 /** What a moderator did; one audit line per action and record. */
-export const AUDIT_ACTIONS = ['delivery.resend', 'delivery.cancel', 'incident.note'] as const;
+export const AUDIT_ACTIONS = ['delivery.resend', 'delivery.cancel', 'incident.note', 'user.revoke_tokens'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
-  /** stable per fact (`resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`): writing it twice keeps one line */
+  /** stable per fact (`resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`, `revoke:<userId>:<stampMs>`): writing it twice keeps one line */
   id: string;
   at: Date;
   /** the moderator's `sub` */
   actor: string;
   action: AuditAction;
-  /** what it was done on: a delivery key or an incident id */
+  /** what it was done on: a delivery key, an incident id, or a person (`user.revoke_tokens`) */
   target: string;
-  incidentId: string;
+  /** the incident it concerns; none for an action on a person (`user.revoke_tokens`) */
+  incidentId?: string;
 }
 
 export interface IncidentNote {
@@ -40,6 +41,7 @@ export const auditId = {
   resend: (key: string, resends: number) => `resend:${key}:${resends}`,
   cancel: (key: string) => `cancel:${key}`,
   note: (noteId: string) => `note:${noteId}`,
+  revoke: (userId: string, stamp: Date) => `revoke:${userId}:${stamp.getTime()}`,
 };
 
 /**

@@ -11,6 +11,7 @@ import type { IncidentService } from '../app/incidents.js';
 import type { LocationService } from '../app/location.js';
 import type { ModerationService } from '../app/moderation.js';
 import type { TimerService } from '../app/timers.js';
+import type { TokenRevocations } from '../app/token-revocations.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/port.js';
 import { noTracing, SpanKind, type Tracing } from '../telemetry/tracing.js';
@@ -24,6 +25,7 @@ import type { ContactIdKey } from '../domain/contact.js';
 import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
+import { adminTokenRoutes, ownTokenRoutes } from './routes/tokens.js';
 import { notificationRoutes, ownIncidentRoutes, sosRoutes } from './routes/safety.js';
 import type { NotificationService } from '../app/notifications.js';
 import type { PanicService } from '../app/panic.js';
@@ -48,6 +50,8 @@ export interface AppDeps {
   jwtSecret?: string;
   /** exp required, maximum lifetime, iss/aud; default: 30 days, no iss/aud */
   tokenPolicy?: TokenPolicy;
+  /** the people's "tokens not before" stamps, and the routes that move them; absent: no revocation */
+  revocations?: TokenRevocations;
   bodyLimit: string;
   /** request budgets (./rate-limit.ts); none: unlimited */
   rateLimit?: RequestHandler;
@@ -179,7 +183,7 @@ export function createApp(d: AppDeps): Express {
   }
   // Everything below is budgeted: the token is read first (no body yet), then the budget of
   // the person, or of the address when there is no valid token, is charged.
-  app.use(identify(d.jwtSecret, d.tokenPolicy));
+  app.use(identify(d.jwtSecret, d.tokenPolicy, d.revocations));
   if (d.rateLimit) app.use(d.rateLimit);
 
   if (d.openapi) {
@@ -203,6 +207,7 @@ export function createApp(d: AppDeps): Express {
   if (d.location) api.use('/timers', markBase, locationRoutes(d.location));
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store, d.contactIds));
+  if (d.revocations) api.use('/me/tokens', markBase, ownTokenRoutes(d.revocations));
   if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
   if (d.safety)
     api
@@ -211,6 +216,7 @@ export function createApp(d: AppDeps): Express {
       .use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
   api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
   if (d.moderation) api.use('/admin', markBase, adminOnly, moderationRoutes(d.moderation, d.incidents));
+  if (d.revocations) api.use('/admin', markBase, adminOnly, adminTokenRoutes(d.revocations));
   app.use('/v1', api);
 
   app.use(notFoundHandler);

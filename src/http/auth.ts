@@ -1,6 +1,14 @@
 /** Express middleware around the bearer token (../auth/tokens.ts). */
 import type { NextFunction, Request, Response } from 'express';
-import { unauthorized, verifyToken, type Principal, type TokenPolicy } from '../auth/tokens.js';
+import {
+  isRevoked,
+  tokenRevoked,
+  unauthorized,
+  verifyToken,
+  type Principal,
+  type RevocationCheck,
+  type TokenPolicy,
+} from '../auth/tokens.js';
 import { DomainError } from '../domain/errors.js';
 
 declare module 'express-serve-static-core' {
@@ -14,21 +22,39 @@ declare module 'express-serve-static-core' {
 
 /**
  * Reads the bearer token, if any, before anything else looks at the request (rate limits
- * key on the person; bodies are read only after). Never refuses by itself.
+ * key on the person; bodies are read only after). With `revocation`, a token issued before its
+ * person's "tokens not before" stamp is `token_revoked`; a stamp that cannot be read (store
+ * down) leaves the request without a principal (503 from `requirePrincipal`). Never refuses by itself.
  */
-export function identify(secret: string | undefined, policy?: TokenPolicy) {
+export function identify(secret: string | undefined, policy?: TokenPolicy, revocation?: RevocationCheck) {
   return (req: Request, _res: Response, next: NextFunction) => {
     const h = req.headers.authorization;
     if (!h || !h.startsWith('Bearer ')) {
       req.authError = unauthorized('send a bearer token: Authorization: Bearer <jwt>');
       return next();
     }
+    let p: Principal;
     try {
-      req.principal = verifyToken(secret, h.slice(7).trim(), policy);
+      p = verifyToken(secret, h.slice(7).trim(), policy);
     } catch (err) {
       req.authError = err instanceof DomainError ? err : unauthorized('the token is not valid');
+      return next();
     }
-    next();
+    if (!revocation) {
+      req.principal = p;
+      return next();
+    }
+    revocation.notBefore([p.userId]).then(
+      (stamps) => {
+        if (isRevoked(p, stamps.get(p.userId))) req.authError = tokenRevoked();
+        else req.principal = p;
+        next();
+      },
+      (err: unknown) => {
+        req.authError = err instanceof DomainError ? err : unauthorized('the token could not be checked');
+        next();
+      },
+    );
   };
 }
 
@@ -39,8 +65,8 @@ export function requirePrincipal(req: Request, _res: Response, next: NextFunctio
 }
 
 /** Reads and requires the token in one step (routers used on their own). */
-export function bearer(secret: string | undefined, policy?: TokenPolicy) {
-  const read = identify(secret, policy);
+export function bearer(secret: string | undefined, policy?: TokenPolicy, revocation?: RevocationCheck) {
+  const read = identify(secret, policy, revocation);
   return (req: Request, res: Response, next: NextFunction) => read(req, res, () => requirePrincipal(req, res, next));
 }
 

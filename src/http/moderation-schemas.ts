@@ -73,12 +73,14 @@ export const Note = z.object({
 });
 
 export const AuditLine = z.object({
-  id: z.string().meta({ description: 'stable per fact: `resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`' }),
+  id: z
+    .string()
+    .meta({ description: 'stable per fact: `resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`, `revoke:<userId>:<stamp ms>`' }),
   at: at('when it was done (store clock)'),
   actor: z.string().meta({ description: 'the moderator (`sub`)' }),
   action: z.enum(AUDIT_ACTIONS),
-  target: z.string().meta({ description: 'a delivery key (resend, cancel) or an incident id (note)' }),
-  incidentId: z.string(),
+  target: z.string().meta({ description: 'a delivery key (resend, cancel), an incident id (note) or a person (`user.revoke_tokens`)' }),
+  incidentId: z.string().meta({ description: 'absent for an action on a person (`user.revoke_tokens`)' }).optional(),
 });
 
 export const AuditPage = z.object({

@@ -22,6 +22,7 @@ import {
   IncidentList,
   IncidentWithDeliveries,
   Readiness,
+  Revocation,
   Timer,
   TimerList,
   Trail,
@@ -413,6 +414,20 @@ function paths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/me/tokens/revoke': {
+      post: {
+        tags: ['tokens'],
+        operationId: 'revokeOwnTokens',
+        summary: 'Revoke every token of the caller issued until now (a lost phone)',
+        description:
+          'Moves the caller\'s "tokens not before" stamp to now: every token of theirs issued at or before it, the one of this ' +
+          'request included, answers 401 `token_revoked` from now on (on other replicas within TOKEN_REVOCATION_CACHE_MS) and ' +
+          'their sockets are cut off at once. A token issued in the same second is refused too: ask the issuer for a new one a ' +
+          'second later.',
+        requestBody: noBody,
+        responses: { '200': ok('Revoked', ref('schemas', 'Revocation'), requestId), ...errors(...userErrors) },
+      },
+    },
     '/v1/admin/incidents': {
       get: {
         tags: ['admin'],
@@ -518,6 +533,21 @@ function paths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/admin/users/{userId}/revoke-tokens': {
+      post: {
+        tags: ['admin'],
+        operationId: 'revokeUserTokens',
+        summary: 'Revoke every token of a person issued until now (moderators)',
+        description:
+          'Moves the person\'s "tokens not before" stamp to now (store clock): every token of theirs issued at or before it ' +
+          '(by `iat`, whole seconds) answers 401 `token_revoked`, on this replica at once and on the others within ' +
+          'TOKEN_REVOCATION_CACHE_MS; their sockets are cut off at once on every replica. Audited (`user.revoke_tokens`). A ' +
+          'moderator revoking their own tokens signs in again.',
+        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate))],
+        requestBody: noBody,
+        responses: { '200': ok('Revoked', ref('schemas', 'Revocation'), requestId), ...errors(...userErrors, '403') },
+      },
+    },
     '/v1/admin/deliveries/{key}/resend': {
       post: {
         tags: ['admin'],
@@ -583,7 +613,7 @@ function paths(): Record<string, PathItem> {
       get: {
         tags: ['admin'],
         operationId: 'listAudit',
-        summary: 'What moderators did: resends, cancellations, notes (moderators)',
+        summary: 'What moderators did: resends, cancellations, notes, token revocations (moderators)',
         description: 'Newest first, 50 per page unless `limit` says otherwise; pass `cursor` back for the next (older) page.',
         parameters: queryParameters(AuditQuery),
         responses: { '200': ok('Audit lines', ref('schemas', 'AuditPage'), requestId), ...errors(...userErrors, '403') },
@@ -731,6 +761,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['Note', Note],
     ['NoteInput', NoteBody],
     ['AuditLine', AuditLine],
+    ['Revocation', Revocation],
     ['AuditPage', AuditPage],
     ['Error', ErrorBody],
   ];
@@ -761,6 +792,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
     tags: [
       { name: 'timers', description: "A person's own timers" },
       { name: 'contacts', description: 'Emergency contacts' },
+      { name: 'tokens', description: "A person's own tokens" },
       { name: 'sos', description: 'The panic button' },
       { name: 'notifications', description: "A person's inbox" },
       { name: 'admin', description: 'Moderators (`role: "admin"`)' },

@@ -92,9 +92,12 @@ export const Incident = z.object({
   createdAt: at('when the SOS was opened'),
   updatedAt: at('last change'),
   acknowledgedAt: at('when a moderator acknowledged it').optional(),
-  acknowledgedBy: z.string().optional(),
+  acknowledgedBy: z.string().meta({ description: 'the moderator (`sub`); in moderators’ views only, never in the person’s' }).optional(),
   resolvedAt: at('when it was resolved or became a false alarm').optional(),
-  resolvedBy: z.string().optional(),
+  resolvedBy: z
+    .string()
+    .meta({ description: 'who resolved it (`sub`): a moderator, or the person; in moderators’ views only, never in the person’s' })
+    .optional(),
   locationName: z.string().optional(),
   location: GeoPoint.meta({
     description: 'where the SOS text said the person was: the freshest live fix at escalation, else the point given on arming',
@@ -171,6 +174,11 @@ export const FailedEscalation = Timer.extend({
 export const FailedEscalationList = z.object({ timers: z.array(FailedEscalation) });
 
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
+
+export const Revocation = z.object({
+  userId: z.string(),
+  revokedBefore: at('the person\'s new "tokens not before" stamp (store clock): tokens issued at or before it are refused'),
+});
 
 export const Readiness = z.object({
   status: z.enum(['ready', 'not_ready']).meta({

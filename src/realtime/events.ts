@@ -2,9 +2,12 @@
  * The event port: Socket.IO event names and payloads, part of the public API. Every
  * payload carries a stable `eventId`, the same each time the same fact is published (a
  * repaired escalation may publish twice), so clients dedupe. Moderators receive theirs
- * inside `events.batch` (./publisher.ts), each as it is built here.
+ * inside `events.batch` (./publisher.ts), each as it is built here. Phone numbers in events
+ * are masked (a delivery's, the met person's); the person's copy of an incident names no
+ * moderator (`ownerPayload`).
  */
-import { deliveryView, incidentView, notificationView, timerView } from '../wire/views.js';
+import { maskPhone } from '../domain/messages.js';
+import { deliveryView, incidentView, notificationView, ownIncidentView, timerView } from '../wire/views.js';
 import { incidentSources } from '../domain/incident.js';
 import type { Notification } from '../domain/notification.js';
 import type { Delivery } from '../domain/delivery.js';
@@ -42,6 +45,16 @@ export interface VigilEvent {
   /** to moderators only, not to the owner (moderator notes) */
   adminsOnly?: boolean;
   payload: Record<string, unknown>;
+  /** what the owner's room gets instead of `payload`, when moderators see more (who acted) */
+  ownerPayload?: Record<string, unknown>;
+}
+
+/** An incident event: moderators' payload with who acted, the owner's without; the met person's phone masked in both. */
+function incidentPayloads(eventId: string, i: Incident) {
+  return {
+    payload: { eventId, incident: incidentView(i, maskPhone) },
+    ownerPayload: { eventId, incident: ownIncidentView(i, maskPhone) },
+  };
 }
 
 /** Where events go: the Socket.IO server, or nothing in a worker-only test. */
@@ -52,17 +65,17 @@ export interface EventPublisher {
 export function timerEvent(name: TimerEventName, t: Timer): VigilEvent {
   // extensions makes each extension a distinct fact; the others happen once per timer
   const eventId = name === 'timer.extended' ? `${name}:${t.id}:${t.extensions}` : `${name}:${t.id}`;
-  return { name, eventId, userId: t.userId, toAdmins: name === 'timer.expired', payload: { eventId, timer: timerView(t) } };
+  return { name, eventId, userId: t.userId, toAdmins: name === 'timer.expired', payload: { eventId, timer: timerView(t, maskPhone) } };
 }
 
 export function sosEvent(i: Incident): VigilEvent {
   const eventId = `sos.triggered:${i.id}`;
-  return { name: 'sos.triggered', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+  return { name: 'sos.triggered', eventId, userId: i.userId, toAdmins: true, ...incidentPayloads(eventId, i) };
 }
 
 export function incidentEvent(i: Incident): VigilEvent {
   const eventId = `incident.updated:${i.id}:${i.status}`;
-  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, ...incidentPayloads(eventId, i) };
 }
 
 export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): VigilEvent {
@@ -94,7 +107,7 @@ export function locationEvent(f: StoredFix, incidentId?: string): VigilEvent {
 /** The deadline is near (one per deadline: an extension makes a new one); to the person only. */
 export function warningEvent(t: Timer): VigilEvent {
   const eventId = `timer.warning:${t.id}:${t.extensions}`;
-  return { name: 'timer.warning', eventId, userId: t.userId, toAdmins: false, payload: { eventId, timer: timerView(t) } };
+  return { name: 'timer.warning', eventId, userId: t.userId, toAdmins: false, payload: { eventId, timer: timerView(t, maskPhone) } };
 }
 
 /** A new entry in the person's inbox; to the person only. */
@@ -115,7 +128,7 @@ export function notificationEvent(n: Notification): VigilEvent {
  */
 export function incidentPressEvent(i: Incident): VigilEvent {
   const eventId = `incident.updated:${i.id}:press:${incidentSources(i).join('+')}:${i.linkedTimers?.length ?? 0}:${i.panicNotes?.length ?? 0}`;
-  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, ...incidentPayloads(eventId, i) };
 }
 /**
  * A timer joined the person's open incident (one open SOS per person: a second expiry while one
@@ -123,7 +136,7 @@ export function incidentPressEvent(i: Incident): VigilEvent {
  */
 export function incidentJoinedEvent(i: Incident, timerId: string): VigilEvent {
   const eventId = `incident.updated:${i.id}:joined:${timerId}`;
-  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, payload: { eventId, incident: incidentView(i) } };
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, ...incidentPayloads(eventId, i) };
 }
 /** A moderator note: `incident.updated` with the note, to moderators only (the owner does not see notes or who wrote them). */
 export function noteEvent(i: Incident, note: IncidentNote): VigilEvent {
@@ -134,6 +147,6 @@ export function noteEvent(i: Incident, note: IncidentNote): VigilEvent {
     userId: i.userId,
     toAdmins: true,
     adminsOnly: true,
-    payload: { eventId, incident: incidentView(i), note: noteView(note) },
+    payload: { eventId, incident: incidentView(i, maskPhone), note: noteView(note) },
   };
 }

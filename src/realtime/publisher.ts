@@ -132,9 +132,10 @@ export function createPublisher(
         if (!e.adminsOnly) {
           // a moderator who owns the timer gets it once: in the moderators' batch
           const room = userRoom(e.userId);
-          here(room, e.name, e.payload, e.toAdmins);
+          const payload = e.ownerPayload ?? e.payload;
+          here(room, e.name, payload, e.toAdmins);
           if (opts.replicas) {
-            others.push({ room, name: e.name, payload: e.payload, exceptAdmins: e.toAdmins });
+            others.push({ room, name: e.name, payload, exceptAdmins: e.toAdmins });
             schedule();
           }
         }

@@ -1,6 +1,9 @@
 /**
  * Socket.IO: JWT in `auth.token`; each socket joins only `user:<sub>`, moderators also
- * `admins`. Clients only listen; commands go through REST. With a Socket.IO adapter to the
+ * `admins`. Clients only listen; commands go through REST. A socket lives no longer than its
+ * token: it is cut off when the token expires, and, every `recheckMs`, when its person's
+ * tokens were revoked after it was issued (one store read per replica per round); a
+ * revocation also cuts the person's sockets off at once (`disconnectUser`). With a Socket.IO adapter to the
  * other replicas (cluster mode: ./replicas.ts) an emit to a room, or a disconnect of a
  * room's sockets, reaches the room's sockets on every replica. Events go out through
  * ./publisher.ts (moderators' events coalesced per turn).
@@ -8,7 +11,7 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import { Server } from 'socket.io';
-import { verifyToken, type Principal, type TokenPolicy } from '../auth/tokens.js';
+import { isRevoked, tokenRevoked, verifyToken, type Principal, type RevocationCheck, type TokenPolicy } from '../auth/tokens.js';
 import type { Metrics } from '../metrics.js';
 import type { EventPublisher } from './events.js';
 import { ADMINS, createPublisher, userRoom } from './publisher.js';
@@ -65,6 +68,10 @@ export function createRealtime(
     authTimeoutMs?: number;
     /** largest message, a WebSocket frame or a long-polling body (bytes); default 8192 */
     maxMessageBytes?: number;
+    /** the people's "tokens not before" stamps: read fresh at each handshake, and every `recheckMs` for every open socket */
+    revocation?: RevocationCheck;
+    /** how often open sockets are re-checked (revocation, expiry), ms; default 30000 */
+    recheckMs?: number;
   },
 ): Realtime {
   const perUser = opts.perUser ?? 10;
@@ -79,21 +86,25 @@ export function createRealtime(
     ...(replicas ? { adapter: replicas.adapter } : {}),
   });
 
+  let lastWarnAt = -Infinity;
+  const refused = (code: string, message: string) => Object.assign(new Error(`unauthorized: ${message}`), { data: { code } });
+
   io.use((socket, next) => {
     // a refused connection is closed once the refusal is sent: one token check per connection
     // (Socket.IO sends it on the next tick; socket.io-client closes on it too)
-    const refuse = (message: string) => {
-      next(new Error(message));
+    const refuse = (err: Error) => {
+      next(err);
       opts.metrics.socketRefusals.inc({ reason: 'unauthorized' });
       setImmediate(() => socket.conn.close());
     };
     const token: unknown = socket.handshake.auth?.token;
-    if (typeof token !== 'string' || token.length === 0) return refuse('unauthorized: pass the JWT in auth.token');
+    if (typeof token !== 'string' || token.length === 0) return refuse(refused('unauthorized', 'pass the JWT in auth.token'));
     let p: Principal;
     try {
       p = verifyToken(opts.jwtSecret, token, opts.tokenPolicy);
     } catch (err) {
-      return refuse(`unauthorized: ${err instanceof Error ? err.message : 'the token is not valid'}`);
+      const code = typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'unauthorized';
+      return refuse(refused(code, err instanceof Error ? err.message : 'the token is not valid'));
     }
     if ((open.get(p.userId) ?? 0) >= perUser) {
       next(new Error(`too many connections: at most ${perUser} per person`));
@@ -101,6 +112,7 @@ export function createRealtime(
     }
     socket.data.principal = p;
     // the slot is taken now, not once connected: handshakes in flight count against the cap
+    // (and so bound the store reads one person's handshakes make)
     open.set(p.userId, (open.get(p.userId) ?? 0) + 1);
     const release = once(() => {
       const n = (open.get(p.userId) ?? 1) - 1;
@@ -109,18 +121,42 @@ export function createRealtime(
     });
     socket.conn.once('close', release);
     socket.once('disconnect', release);
-    // rooms are joined before the client is told it is connected (a failed handshake leaves them)
-    const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
-    void socket.join(rooms);
-    if (!replicas) return next();
-    // and heard from the other replicas before: an event committed after the client's
-    // catch-up read then reaches it (docs/cluster.md)
-    void replicas.listening(rooms).then(() => {
-      if (socket.conn.readyState !== 'open') {
+    const fail = (err: Error) => {
+      release();
+      next(err);
+    };
+    // revoked? read fresh from the store: a socket cut off by a revocation on another replica
+    // must not come back here before this replica's cache has heard of it
+    const checked = opts.revocation
+      ? opts.revocation.notBefore([p.userId], { fresh: true }).then(
+          (stamps) => (isRevoked(p, stamps.get(p.userId)) ? refused('token_revoked', tokenRevoked().message) : undefined),
+          (err: unknown) => {
+            // once a minute at most: a store outage must not turn reconnecting clients into a log flood
+            if (Date.now() - lastWarnAt > 60_000) {
+              lastWarnAt = Date.now();
+              opts.log.warn({ err }, 'socket handshakes cannot read token revocation stamps; refused until the store answers');
+            }
+            return Object.assign(new Error('unavailable: the token could not be checked; try again'), {
+              data: { code: 'store_unavailable' },
+            });
+          },
+        )
+      : Promise.resolve(undefined);
+    void checked.then((refusal) => {
+      if (refusal) {
         release();
-        return next(new Error('the connection closed during the handshake'));
+        return refuse(refusal);
       }
-      next();
+      // rooms are joined before the client is told it is connected (a failed handshake leaves them)
+      const rooms = p.admin ? [userRoom(p.userId), ADMINS] : [userRoom(p.userId)];
+      void socket.join(rooms);
+      if (!replicas) return next();
+      // and heard from the other replicas before: an event committed after the client's
+      // catch-up read then reaches it (docs/cluster.md)
+      void replicas.listening(rooms).then(() => {
+        if (socket.conn.readyState !== 'open') return fail(new Error('the connection closed during the handshake'));
+        next();
+      });
     });
   });
 
@@ -139,6 +175,39 @@ export function createRealtime(
     });
   });
 
+  // Every recheckMs: each open socket of this replica whose token expired, or whose person's
+  // tokens were revoked after it was issued, is cut off. One read of the stamps for every
+  // person with a socket here; a read that fails is logged and tried again next round.
+  let rechecking = false;
+  const recheck = async () => {
+    if (rechecking) return;
+    rechecking = true;
+    try {
+      const sockets = [...io.of('/').sockets.values()];
+      if (sockets.length === 0) return;
+      const now = Date.now();
+      const stamps = opts.revocation
+        ? await opts.revocation.notBefore([...new Set(sockets.map((s) => (s.data.principal as Principal).userId))], { fresh: true })
+        : new Map<string, number>();
+      for (const socket of sockets) {
+        const p = socket.data.principal as Principal;
+        if (p.expiresAtMs <= now) {
+          socket.emit('token.expired', { message: 'the token has expired; reconnect with a new one' });
+          socket.disconnect(true);
+        } else if (isRevoked(p, stamps.get(p.userId))) {
+          socket.emit('token.revoked', { message: tokenRevoked().message });
+          socket.disconnect(true);
+        }
+      }
+    } catch (err) {
+      opts.log.warn({ err }, 'the periodic token check of open sockets failed; retried next round');
+    } finally {
+      rechecking = false;
+    }
+  };
+  const recheckTimer = setInterval(() => void recheck(), opts.recheckMs ?? 30_000);
+  recheckTimer.unref();
+
   const publisher = createPublisher(io, {
     log: opts.log,
     replicas,
@@ -153,6 +222,7 @@ export function createRealtime(
       io.in(userRoom(userId)).disconnectSockets(true);
     },
     close() {
+      clearInterval(recheckTimer);
       closing ??= new Promise<void>((resolve) => {
         // this replica's sockets only (through the adapter a plain disconnectSockets() is
         // sent to every replica)

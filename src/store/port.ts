@@ -16,6 +16,7 @@ import type { LocationStore } from './port-location.js';
 export type { DeliveryOutcome, NewDelivery };
 import type { ModerationStore } from './port-moderation.js';
 import type { SafetyStore } from './port-safety.js';
+import type { TokenStore } from './port-tokens.js';
 
 export interface NewTimer {
   id: string;
@@ -102,7 +103,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

@@ -19,8 +19,9 @@ export function postView(r: { kept: boolean; reason?: string; fix: Fix; incident
   };
 }
 
-export function meetingView(m: Meeting | undefined) {
-  return m ? { withUserId: m.withUserId, name: m.name, phone: m.phone } : undefined;
+/** `phone`: how the number is shown (events mask it: ./views.ts `PhoneShown`). */
+export function meetingView(m: Meeting | undefined, phone: (p: string) => string = (p) => p) {
+  return m ? { withUserId: m.withUserId, name: m.name, phone: m.phone === undefined ? undefined : phone(m.phone) } : undefined;
 }
 
 /** A posted fix (REST body and the `location.fix` socket message): strict, bounded. */

@@ -12,7 +12,15 @@ function iso(d: Date | undefined): string | undefined {
   return d?.toISOString();
 }
 
-export function timerView(t: Timer) {
+/**
+ * How phone numbers in a view are shown. REST answers carry them as stored (the owner typed
+ * them; moderators call them); events mask them (`maskPhone`), as they do a delivery's number:
+ * an event reaches every socket of a room, and moderators read full numbers over REST.
+ */
+export type PhoneShown = (phone: string) => string;
+export const fullPhone: PhoneShown = (p) => p;
+
+export function timerView(t: Timer, phone: PhoneShown = fullPhone) {
   return {
     id: t.id,
     userId: t.userId,
@@ -26,11 +34,12 @@ export function timerView(t: Timer) {
     extensions: t.extensions,
     incidentId: t.incidentId,
     // the owner's and moderators' eyes only: timer views go to the owner, and to moderators on expiry
-    meeting: meetingView(t.meeting),
+    meeting: meetingView(t.meeting, phone),
   };
 }
 
-export function incidentView(i: Incident) {
+/** An incident as moderators see it: who acknowledged and resolved it included. */
+export function incidentView(i: Incident, phone: PhoneShown = fullPhone) {
   return {
     id: i.id,
     // a panic incident with no timer behind it has none to show
@@ -48,7 +57,7 @@ export function incidentView(i: Incident) {
     location: i.location,
     displayName: i.displayName,
     allClear: i.allClear,
-    meeting: meetingView(i.meeting),
+    meeting: meetingView(i.meeting, phone),
     source: incidentSources(i)[0],
     sources: incidentSources(i),
     // timers that joined it after it opened (one open SOS per person): each can check in and post fixes
@@ -57,6 +66,11 @@ export function incidentView(i: Incident) {
     panicNotes: i.panicNotes?.map((n) => ({ text: n.text, at: iso(n.at) })),
     redactedAt: iso(i.redactedAt),
   };
+}
+
+/** The person's own incident (REST answers and events to their room): no moderator ids (`acknowledgedBy`, `resolvedBy`). */
+export function ownIncidentView(i: Incident, phone: PhoneShown = fullPhone) {
+  return { ...incidentView(i, phone), acknowledgedBy: undefined, resolvedBy: undefined };
 }
 
 export function notificationView(n: Notification) {

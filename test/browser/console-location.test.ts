@@ -2,7 +2,8 @@
  * The location trail on the console's incident card, in Debian's Chromium (playwright-core)
  * against a real in-process Vigil: the fix posted before the SOS is on the card when it
  * appears, fixes posted while the incident is open arrive live (`location.updated`), and
- * whom the person was meeting is shown. A screenshot goes to artifacts/ (git-ignored).
+ * whom the person was meeting is shown, with the met person's whole number (events mask it).
+ * A screenshot goes to artifacts/ (git-ignored).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,6 +93,10 @@ describe.skipIf(!hasChromium)(chromiumSuite('console: location trail on the inci
     await card.waitFor({ timeout: 20_000 });
     await expect.poll(() => card.locator('.trail__fix').count(), { timeout: 10_000 }).toBe(1);
     expect(await card.textContent()).toContain('Sam from the app');
+    // events mask the met person's number; the card shows the whole one REST gave, to call
+    await expect
+      .poll(async () => card.locator('dd', { hasText: 'Sam from the app' }).textContent(), { timeout: 10_000 })
+      .toContain('+14155550188');
     expect(await card.locator('.trail__fix--latest').textContent()).toContain(`${first.lat.toFixed(5)}, ${first.lng.toFixed(5)}`);
 
     // while the incident is open, fixes arrive live
@@ -111,6 +116,15 @@ describe.skipIf(!hasChromium)(chromiumSuite('console: location trail on the inci
     mkdirSync('artifacts', { recursive: true });
     await card.screenshot({ path: SCREENSHOT });
     await page.screenshot({ path: join('artifacts', 'console-location-board.png'), fullPage: true });
+
+    // a later event (another moderator's acknowledgement) carries the number masked: the card keeps the whole one
+    const other = token('mod-2', { admin: true });
+    const open = await api(other, 'GET', '/v1/admin/incidents?status=active');
+    const incident = (open.body.incidents as { id: string; timerId?: string }[]).find((i) => i.timerId === timerId);
+    expect((await api(other, 'POST', `/v1/admin/incidents/${incident?.id ?? 'none'}/ack`, {})).status).toBe(200);
+    const acked = page.locator('#lane-acked li.card', { hasText: 'Erin Example' });
+    await acked.waitFor({ timeout: 10_000 });
+    expect(await acked.locator('dd', { hasText: 'Sam from the app' }).textContent()).toContain('+14155550188');
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -28,6 +28,7 @@ import { receiptCases } from './store-contract-receipts.js';
 import { safetyCases } from './store-contract-safety.js';
 import { sosCases } from './store-contract-sos.js';
 import { timerCases } from './store-contract-timers.js';
+import { tokenCases } from './store-contract-tokens.js';
 import { traceCases } from './store-contract-trace.js';
 
 export type { ContractOptions, StoreFixture } from './store-contract-helpers.js';
@@ -99,6 +100,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     sosCases(ctx);
     moderationCases(ctx);
     contactIdCases(ctx);
+    tokenCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

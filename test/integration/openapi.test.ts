@@ -106,6 +106,7 @@ let dir: string;
 let vigil: Vigil | undefined;
 let app: ExpressLike;
 let adminToken: string;
+let mountProbeAdmin: string;
 let doc: OpenApiDocument;
 
 beforeAll(async () => {
@@ -126,6 +127,7 @@ beforeAll(async () => {
   if (!isExpressApp(found)) throw new Error('startVigil did not expose its Express app');
   app = found;
   adminToken = signToken(vigil.config.jwtSecret ?? '', { sub: 'openapi-probe-admin', admin: true });
+  mountProbeAdmin = signToken(vigil.config.jwtSecret ?? '', { sub: 'openapi-mount-probe-admin', admin: true });
 });
 
 afterAll(async () => {
@@ -180,7 +182,8 @@ describe('OpenAPI document against the running service', () => {
     for (const { method, path } of describedOperations(doc)) {
       // A valid admin token and an empty JSON body get an unmounted /v1 path past body parsing and
       // auth to the catch-all; a mounted route answers anything else (400, 403, 404 timer_not_found…).
-      const req = send(method, path).set('Authorization', `Bearer ${adminToken}`).set('X-Twilio-Signature', 'openapi-probe');
+      // An admin of this probe's own: POST /v1/me/tokens/revoke revokes the token that calls it.
+      const req = send(method, path).set('Authorization', `Bearer ${mountProbeAdmin}`).set('X-Twilio-Signature', 'openapi-probe');
       const res = await (method === 'get' ? req : req.send({}));
       const body: unknown = res.body;
       const code =

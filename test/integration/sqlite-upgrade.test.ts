@@ -4,7 +4,7 @@
  * every row and every value, and the indexes the statements rely on exist again.
  */
 import Database from 'better-sqlite3';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -79,5 +79,43 @@ describe('upgrading a version-1 SQLite database', () => {
     const again = await SqliteStore.open({ file });
     expect((await again.failedEscalations(10)).map((t) => t.id)).toEqual(['t2']);
     await again.close();
+  });
+});
+
+/** A database at version 12 (every migration before token revocation), with one moderator's audit line. */
+function versionTwelveFile(): string {
+  const tmp = tempSqliteFile();
+  dirs.push(tmp);
+  const { file } = tmp;
+  const db = new Database(file);
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const dir = join(process.cwd(), 'src', 'store', 'sqlite', 'migrations');
+  for (const f of readdirSync(dir).sort()) {
+    const version = Number(f.split('_')[0]);
+    if (!f.endsWith('.sql') || version > 12) continue;
+    db.exec(readFileSync(join(dir, f), 'utf8'));
+    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(version);
+  }
+  db.prepare(
+    `INSERT INTO audit (id, at, actor, action, target, incident_id) VALUES ('note:n1', 1000, 'mod-ann', 'incident.note', 'i1', 'i1')`,
+  ).run();
+  db.close();
+  return file;
+}
+
+describe('upgrading a version-12 SQLite database (token revocation, migration 13)', () => {
+  it("keeps every audit line; a moderator's revocation is audited beside them, naming the person and no incident", async () => {
+    const store = await SqliteStore.open({ file: versionTwelveFile() });
+    try {
+      const stamp = await store.revokeTokens('u9', 'mod-bob');
+      expect(await store.tokensNotBefore(['u9'])).toEqual(new Map([['u9', stamp]]));
+      const lines = await store.listAudit({ limit: 10 });
+      expect(lines).toEqual([
+        { id: `revoke:u9:${stamp.getTime()}`, at: stamp, actor: 'mod-bob', action: 'user.revoke_tokens', target: 'u9' },
+        { id: 'note:n1', at: new Date(1000), actor: 'mod-ann', action: 'incident.note', target: 'i1', incidentId: 'i1' },
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -20,6 +20,8 @@ export interface BoardElements {
 export type Change = 'new' | 'updated' | 'closed' | 'ignored';
 
 const time = (iso: string | undefined) => (iso ? Date.parse(iso) : 0);
+/** events mask phone numbers (`+1*******23`); REST answers carry them whole */
+const masked = (phone: string | undefined) => phone?.includes('*') === true;
 
 export class Board {
   private readonly incidents = new Map<string, Incident>();
@@ -51,10 +53,22 @@ export class Board {
     return this.incidents.get(id);
   }
 
-  upsert(i: Incident): Change {
-    if (this.closed.has(i.id)) return 'ignored';
-    const cur = this.incidents.get(i.id);
-    if (cur && time(cur.updatedAt) > time(i.updatedAt)) return 'ignored';
+  upsert(given: Incident): Change {
+    if (this.closed.has(given.id)) return 'ignored';
+    const cur = this.incidents.get(given.id);
+    if (cur && time(cur.updatedAt) > time(given.updatedAt)) {
+      // an event (masked number) beat the REST load: the older REST copy still brings the met person's full number
+      if (!masked(cur.meeting?.phone) || given.meeting?.phone === undefined || masked(given.meeting.phone)) return 'ignored';
+      const patched = { ...cur, meeting: { ...cur.meeting, phone: given.meeting.phone } };
+      this.incidents.set(cur.id, patched);
+      this.cards.get(cur.id)?.update(patched);
+      return 'updated';
+    }
+    // events carry the met person's number masked; keep the full one REST gave us
+    const i =
+      masked(given.meeting?.phone) && cur?.meeting?.phone !== undefined && !masked(cur.meeting.phone)
+        ? { ...given, meeting: { ...given.meeting, phone: cur.meeting.phone } }
+        : given;
     if (!isOpen(i.status)) {
       this.closed.add(i.id);
       if (!cur) return 'ignored';

@@ -59,7 +59,7 @@ export function adminRoutes(incidents: IncidentService, timers: TimerService): R
   r.get('/users/:userId/timers', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
     const { timers: list, cursor, more, readAt } = await timers.list(parse(IdParam, req.params.userId, 'user id'), q);
-    res.json({ timers: list.map(timerView), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
+    res.json({ timers: list.map((t) => timerView(t)), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   return r;

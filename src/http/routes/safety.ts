@@ -5,7 +5,7 @@ import type { NotificationService } from '../../app/notifications.js';
 import type { LocationService } from '../../app/location.js';
 import type { PanicService } from '../../app/panic.js';
 import { postView } from '../../wire/location.js';
-import { incidentView, notificationView } from '../../wire/views.js';
+import { notificationView, ownIncidentView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { EmptyBody, FixBody, IdParam, NotificationQuery, parse, SosBody, SosIdempotencyKey } from '../validation.js';
 import { fixInput } from './location.js';
@@ -27,7 +27,7 @@ export function sosRoutes(panic: PanicService): Router {
       key ? { key, fingerprint: fingerprint(canonical) } : undefined,
     );
     if (outcome === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
-    res.status(outcome === 'created' ? 201 : 200).json({ incident: incidentView(incident), attached: outcome === 'attached' });
+    res.status(outcome === 'created' ? 201 : 200).json({ incident: ownIncidentView(incident), attached: outcome === 'attached' });
   });
   return r;
 }
@@ -39,7 +39,7 @@ export function ownIncidentRoutes(panic: PanicService, location?: LocationServic
     parse(EmptyBody, req.body, 'request body');
     const p = principal(req);
     const incident = await panic.safe({ userId: p.userId, displayName: p.name }, parse(IdParam, req.params.id, 'incident id'));
-    res.json({ incident: incidentView(incident) });
+    res.json({ incident: ownIncidentView(incident) });
   });
   if (location)
     r.post('/:id/location', async (req, res) => {

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { TimerService } from '../../app/timers.js';
-import { incidentView, timerView } from '../../wire/views.js';
+import { ownIncidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { encodeCursor } from '../../app/cursor.js';
 import type { IdempotencyClaim } from '../../store/port.js';
@@ -55,7 +55,7 @@ export function timerRoutes(timers: TimerService): Router {
   r.get('/', async (req, res) => {
     const q = parse(TimerQuery, req.query, 'query');
     const { timers: list, cursor, more, readAt } = await timers.list(principal(req).userId, q);
-    res.json({ timers: list.map(timerView), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
+    res.json({ timers: list.map((t) => timerView(t)), cursor: encodeCursor(cursor), more, serverTime: readAt.toISOString() });
   });
 
   r.get('/:id', async (req, res) => {
@@ -87,7 +87,7 @@ export function timerRoutes(timers: TimerService): Router {
       commandKey(req, 'safe', id, {}),
     );
     replayedHeader(res, replayed);
-    res.json(incident ? { timer: timerView(timer), incident: incidentView(incident) } : { timer: timerView(timer) });
+    res.json(incident ? { timer: timerView(timer), incident: ownIncidentView(incident) } : { timer: timerView(timer) });
   });
 
   r.post('/:id/cancel', async (req, res) => {

@@ -20,7 +20,8 @@ function auditSchema(): Schema<AuditDoc> {
       actor: { type: String, required: true },
       action: { type: String, enum: AUDIT_ACTIONS, required: true },
       target: { type: String, required: true },
-      incidentId: { type: String, required: true },
+      // none for an action on a person (`user.revoke_tokens`)
+      incidentId: { type: String, required: false },
     },
     { ...OPTIONS, collection: 'audit' },
   );

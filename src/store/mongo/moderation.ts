@@ -21,11 +21,12 @@ interface Line {
   actor: string;
   action: AuditAction;
   target: string;
-  incidentId: string;
+  /** none for an action on a person (`user.revoke_tokens`) */
+  incidentId?: string;
 }
 
 /** Upsert audit lines (insert-once by id); an unconfirmed write is an unknown outcome the caller retries. */
-async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
+export async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
   if (lines.length === 0) return;
   const at = await ctx.now();
   try {
@@ -35,7 +36,15 @@ async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
       lines.map((l) => ({
         updateOne: {
           filter: { _id: l.id },
-          update: { $setOnInsert: { at, actor: l.actor, action: l.action, target: l.target, incidentId: l.incidentId } },
+          update: {
+            $setOnInsert: {
+              at,
+              actor: l.actor,
+              action: l.action,
+              target: l.target,
+              ...(l.incidentId === undefined ? {} : { incidentId: l.incidentId }),
+            },
+          },
           upsert: true,
         },
       })),
@@ -160,5 +169,12 @@ export async function listAudit(ctx: Ctx, page: { before?: AuditPosition; limit:
     .limit(page.limit)
     .lean<AuditDoc[]>()
     .exec();
-  return docs.map((d) => ({ id: d._id, at: d.at, actor: d.actor, action: d.action, target: d.target, incidentId: d.incidentId }));
+  return docs.map((d) => ({
+    id: d._id,
+    at: d.at,
+    actor: d.actor,
+    action: d.action,
+    target: d.target,
+    ...(d.incidentId === undefined || d.incidentId === null ? {} : { incidentId: d.incidentId }),
+  }));
 }

@@ -22,6 +22,7 @@ import * as safety from './safety.js';
 import * as moderation from './moderation.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
+import * as tokens from './tokens.js';
 import { FERRETDB_UPDATES_PER_COMMAND, type Ctx, type WriteConcern } from './writes.js';
 
 export interface MongoStoreOptions {
@@ -244,6 +245,10 @@ export class MongoStore implements Store {
   readonly notesFor = this.op('notesFor', moderation.notesFor);
   readonly listAudit = this.op('listAudit', moderation.listAudit);
   readonly redactClosed = this.op('redactClosed', moderation.redactClosed);
+
+  // ── token revocation (./tokens.ts) ──────────────────────────────────────────
+  readonly revokeTokens = this.op('revokeTokens', tokens.revokeTokens);
+  readonly tokensNotBefore = this.op('tokensNotBefore', tokens.tokensNotBefore);
 
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);

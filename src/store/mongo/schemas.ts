@@ -16,6 +16,7 @@ import { NOTIFICATION_KINDS, type Notification } from '../../domain/notification
 import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Meeting, type Timer } from '../../domain/timer.js';
 import { fixSchema, type FixDoc } from './location-schema.js';
 import { makeKeyingModel, type KeyingDoc } from './contact-ids-schema.js';
+import { tokenStampSchema, type TokenStampDoc } from './tokens-schema.js';
 import { makeModerationModels, type ModerationModels } from './moderation-schemas.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
@@ -110,6 +111,8 @@ export interface Models extends ModerationModels {
   fixes: Model<FixDoc>;
   /** what the contact ids are derived with (./contact-ids-schema.ts) */
   keying: Model<KeyingDoc>;
+  /** token revocation: each person's "tokens not before" stamp */
+  tokenStamps: Model<TokenStampDoc>;
 }
 
 // No buffering (fail fast instead of queueing while disconnected), no automatic index
@@ -324,6 +327,7 @@ export function makeModels(conn: Connection): Models {
     contacts: conn.model<ContactsDoc>('Contacts', contactsSchema()),
     fixes: conn.model<FixDoc>('LocationFix', fixSchema(OPTIONS)),
     keying: makeKeyingModel(conn),
+    tokenStamps: conn.model<TokenStampDoc>('TokenStamp', tokenStampSchema(OPTIONS)),
     ...makeModerationModels(conn),
   };
 }

@@ -17,7 +17,7 @@ interface AuditRow {
   actor: string;
   action: AuditAction;
   target: string;
-  incident_id: string;
+  incident_id: string | null;
 }
 
 interface NoteRow {
@@ -35,7 +35,7 @@ const toAudit = (r: AuditRow): AuditEntry => ({
   actor: r.actor,
   action: r.action,
   target: r.target,
-  incidentId: r.incident_id,
+  ...(r.incident_id === null ? {} : { incidentId: r.incident_id }),
 });
 
 const toNote = (r: NoteRow): IncidentNote => ({

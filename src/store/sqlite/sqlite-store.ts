@@ -1,7 +1,7 @@
 /**
  * Embedded store: one SQLite file (better-sqlite3, WAL) that several processes on one
  * host may share. The operations live in one module per area (./timers.ts, ./incidents.ts,
- * ./deliveries.ts, ./contacts.ts, ./contact-ids.ts, ./batch.ts, ./safety.ts, ./moderation.ts, ./location.ts),
+ * ./deliveries.ts, ./contacts.ts, ./contact-ids.ts, ./batch.ts, ./safety.ts, ./moderation.ts, ./location.ts, ./tokens.ts),
  * each declared a read or a write where it is defined (./ctx.ts); their SQL beside them
  * (./timers-statements.ts, …). This file owns the connection, the clock and the WriteGate
  * (./write-gate.ts): every write runs in an IMMEDIATE transaction taken by it, so writers queue
@@ -25,6 +25,7 @@ import * as moderation from './moderation.js';
 import * as safety from './safety.js';
 import { prepareAll } from './statements.js';
 import * as timers from './timers.js';
+import * as tokens from './tokens.js';
 import { WriteGate, type WriteGateStats } from './write-gate.js';
 
 export interface SqliteOptions {
@@ -176,6 +177,10 @@ export class SqliteStore implements Store {
   notesFor = this.op('notesFor', moderation.notesFor);
   listAudit = this.op('listAudit', moderation.listAudit);
   redactClosed = this.op('redactClosed', moderation.redactClosed);
+
+  // ── token revocation (./tokens.ts) ──────────────────────────────────────────
+  revokeTokens = this.op('revokeTokens', tokens.revokeTokens);
+  tokensNotBefore = this.op('tokensNotBefore', tokens.tokensNotBefore);
 
   // ── contacts (./contacts.ts) ────────────────────────────────────────────────
   getContacts = this.op('getContacts', contacts.getContacts);

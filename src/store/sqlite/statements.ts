@@ -14,6 +14,7 @@ import { LOCATION_SQL } from './location-statements.js';
 import { MODERATION_SQL } from './moderation-statements.js';
 import { SAFETY_SQL } from './safety-statements.js';
 import { TIMERS_SQL } from './timers-statements.js';
+import { TOKENS_SQL } from './tokens-statements.js';
 
 /** the store's own: readiness */
 const STORE_SQL = Object.freeze({ ping: 'SELECT 1 AS ok' });
@@ -29,6 +30,7 @@ const AREAS = [
   SAFETY_SQL,
   MODERATION_SQL,
   LOCATION_SQL,
+  TOKENS_SQL,
 ] as const;
 
 /** every statement's name: the keys of each area's table (distributed over the union of the tables) */
