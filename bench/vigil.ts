@@ -67,6 +67,8 @@ export async function startVigil(o: VigilOptions): Promise<Vigil> {
       HOST: '127.0.0.1',
       DATA_DIR: o.dataDir,
       JWT_SECRET: jwtSecret,
+      // replicas derive the same contact ids (required with REDIS_URL)
+      CONTACT_ID_KEY: randomBytes(32).toString('hex'),
       LOG_LEVEL: o.logLevel,
       // the workloads arm timers a few seconds ahead
       TIMER_MIN_SECONDS: '1',

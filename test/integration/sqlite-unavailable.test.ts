@@ -67,6 +67,7 @@ describe('SQLite busy or closed → 503', () => {
     const base = {
       DATA_DIR: join(process.cwd(), 'data-unused'),
       JWT_SECRET: randomBytes(32).toString('hex'),
+      CONTACT_ID_KEY: randomBytes(32).toString('hex'),
       REDIS_URL: 'redis://127.0.0.1:1',
     };
     expect(loadConfig({ ...base }).sqliteBusyTimeoutMs).toBe(2500);

@@ -197,6 +197,7 @@ describe.skipIf(!redisAvailable())(`token revocation across replicas${redisAvail
     const env = {
       REDIS_URL: redis.url,
       JWT_SECRET: randomBytes(32).toString('hex'),
+      CONTACT_ID_KEY: randomBytes(32).toString('hex'),
       SOCKET_TOKEN_RECHECK_MS: '600000',
       TOKEN_REVOCATION_CACHE_MS: '500',
     };
