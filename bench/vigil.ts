@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../src/auth/tokens.js';
@@ -67,8 +67,8 @@ export async function startVigil(o: VigilOptions): Promise<Vigil> {
       HOST: '127.0.0.1',
       DATA_DIR: o.dataDir,
       JWT_SECRET: jwtSecret,
-      // replicas derive the same contact ids (required with REDIS_URL)
-      CONTACT_ID_KEY: randomBytes(32).toString('hex'),
+      // every replica and every start on this folder derives the same contact ids (required with REDIS_URL)
+      CONTACT_ID_KEY: contactIdKey(o.dataDir),
       LOG_LEVEL: o.logLevel,
       // the workloads arm timers a few seconds ahead
       TIMER_MIN_SECONDS: '1',
@@ -113,6 +113,15 @@ export async function startVigil(o: VigilOptions): Promise<Vigil> {
     },
     stop,
   };
+}
+
+/** The folder's contact id key: the one the service keeps there (DATA_DIR/contact-id-key), made once. */
+function contactIdKey(dataDir: string): string {
+  const file = join(dataDir, 'contact-id-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = randomBytes(32).toString('hex');
+  writeFileSync(file, key, { mode: 0o600 });
+  return key;
 }
 
 function spawnReplica(env: Record<string, string>, logFile: string): Proc {
