@@ -41,11 +41,32 @@ export function isWriteConcernError(err: unknown): boolean {
   return err instanceof MongoServerError && (err.code === 64 || err.errInfo?.wtimeout === true);
 }
 
+/**
+ * Errors of the connection itself that the driver lets through unwrapped now and then (seen: a
+ * write on a socket the server had just closed, `EPIPE` "This socket has been ended by the
+ * other party", when the server went away between the driver's check and its write).
+ */
+const SOCKET_ERROR_CODES = new Set([
+  'EPIPE',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'ENOTCONN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const isSocketError = (err: unknown): boolean => {
+  const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  return typeof code === 'string' && SOCKET_ERROR_CODES.has(code);
+};
+
 /** The server (or the primary) cannot be reached: readiness fails and requests answer 503. */
 export function isUnreachable(err: unknown): boolean {
   // a bulk insert wraps the driver's own error (a dropped connection, say) and keeps it as errorResponse
   if (err instanceof MongoBulkWriteError && err.errorResponse instanceof mongoose.mongo.MongoError) return isUnreachable(err.errorResponse);
   return (
+    isSocketError(err) ||
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||
     err instanceof MongoNotConnectedError ||
