@@ -35,3 +35,18 @@ export async function connect(url: string, token: string): Promise<Recorder> {
     close: () => socket.close(),
   };
 }
+
+/** The sockets a suite opens: `connect` records each, `closeAll` (in afterAll) closes every one. */
+export function openSockets(): { connect(url: string, token: string): Promise<Recorder>; closeAll(): void } {
+  const open: Recorder[] = [];
+  return {
+    async connect(url, token) {
+      const r = await connect(url, token);
+      open.push(r);
+      return r;
+    },
+    closeAll() {
+      for (const r of open.splice(0)) r.close();
+    },
+  };
+}

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskPhone } from '../../src/domain/messages.js';
-import { connect, type Recorder } from '../helpers/sockets.js';
+import { openSockets, type Recorder } from '../helpers/sockets.js';
 import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
 import { expireAndSweep } from './sms-support.js';
 
@@ -19,19 +19,15 @@ type Payload = Record<string, unknown>;
 const incidentOf = (p: Payload) => p.incident as Payload;
 
 let v: TestVigil;
-const open: Recorder[] = [];
+const sockets = openSockets();
 beforeAll(async () => {
   v = await startTestVigil({}, { manualTicks: true });
 });
 afterAll(async () => {
-  for (const r of open) r.close();
+  sockets.closeAll();
   await v?.stop();
 });
-const sock = async (token: string) => {
-  const r = await connect(v.url, token);
-  open.push(r);
-  return r;
-};
+const sock = (token: string) => sockets.connect(v.url, token);
 
 describe('who sees what', () => {
   it("the met person's phone is masked in every event, the person's and the moderators'; REST answers carry it whole", async () => {

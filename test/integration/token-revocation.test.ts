@@ -18,7 +18,7 @@ import jwt from 'jsonwebtoken';
 import { io } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, REDIS_MISSING, startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { connect, type Recorder } from '../helpers/sockets.js';
+import { openSockets, type Recorder } from '../helpers/sockets.js';
 import { eventually, startTestVigil, type TestVigil } from '../helpers/vigil.js';
 
 let n = 0;
@@ -52,21 +52,17 @@ const cutOff = (r: Recorder, what: string, timeoutMs = 5_000) => eventually(asyn
 
 describe('token revocation and checks (one replica)', () => {
   let v: TestVigil;
-  const open: Recorder[] = [];
+  const sockets = openSockets();
   beforeAll(async () => {
     // the recheck is long here, so a socket cut off is the revocation's own doing; the REST cache
     // is long so the handshake is seen to read the store itself
     v = await startTestVigil({ SOCKET_TOKEN_RECHECK_MS: '600000', TOKEN_REVOCATION_CACHE_MS: '60000' });
   });
   afterAll(async () => {
-    for (const r of open) r.close();
+    sockets.closeAll();
     await v?.stop();
   });
-  const sock = async (token: string) => {
-    const r = await connect(v.url, token);
-    open.push(r);
-    return r;
-  };
+  const sock = (token: string) => sockets.connect(v.url, token);
 
   it('a person revokes their own tokens (a lost phone): REST answers 401 token_revoked, their sockets are cut off at once, a token issued after works', async () => {
     const ann = person('ann');
@@ -162,19 +158,15 @@ describe('token revocation and checks (one replica)', () => {
 
 describe('the periodic recheck of open sockets', () => {
   let v: TestVigil;
-  const open: Recorder[] = [];
+  const sockets = openSockets();
   beforeAll(async () => {
     v = await startTestVigil({ SOCKET_TOKEN_RECHECK_MS: '1000' });
   });
   afterAll(async () => {
-    for (const r of open) r.close();
+    sockets.closeAll();
     await v?.stop();
   });
-  const sock = async (token: string) => {
-    const r = await connect(v.url, token);
-    open.push(r);
-    return r;
-  };
+  const sock = (token: string) => sockets.connect(v.url, token);
 
   it("a moderator's socket is cut off within SOCKET_TOKEN_RECHECK_MS (token.revoked) when the stamp moved where no disconnect reached it", async () => {
     const mod = person('mod');
@@ -190,7 +182,7 @@ describe('the periodic recheck of open sockets', () => {
 describe.skipIf(!redisAvailable())(`token revocation across replicas${redisAvailable() ? '' : ` — ${REDIS_MISSING}`}`, () => {
   let redis: RedisServer;
   let a: TestVigil, b: TestVigil;
-  const open: Recorder[] = [];
+  const sockets = openSockets();
   beforeAll(async () => {
     redis = await startRedis();
     // one store (the SQLite file), one Redis; the recheck is long: only the disconnect command can be quick
@@ -205,7 +197,7 @@ describe.skipIf(!redisAvailable())(`token revocation across replicas${redisAvail
     b = await startTestVigil(env, { manualTicks: true }, a.dataDir);
   }, 60_000);
   afterAll(async () => {
-    for (const r of open) r.close();
+    sockets.closeAll();
     await b?.stop({ keepData: true });
     await a?.stop();
     await redis?.stop();
@@ -215,8 +207,7 @@ describe.skipIf(!redisAvailable())(`token revocation across replicas${redisAvail
     const ann = person('ann');
     const token = a.token(ann);
     expect((await b.api(token, 'GET', '/v1/timers')).status).toBe(200);
-    const onB = await connect(b.url, token);
-    open.push(onB);
+    const onB = await sockets.connect(b.url, token);
     expect((await a.api(token, 'POST', '/v1/me/tokens/revoke')).status).toBe(200);
     await cutOff(onB, 'the socket on the other replica to be cut off');
     await eventually(async () => (await b.api(token, 'GET', '/v1/timers')).status === 401, 'the other replica to refuse the token');
