@@ -17,6 +17,21 @@ export function procMemory(pid: number): { hwmKb: number; rssKb: number } | unde
   }
 }
 
+/** CPU time (user + system) a process has used so far, ms: /proc/<pid>/stat fields 14 and 15, in clock ticks. */
+export function procCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) may hold spaces: count fields after its closing parenthesis
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * (1000 / CLOCK_TICKS_PER_SECOND) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+// USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK)
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /** Insert `n` active timers due a day from now, one per user, into a migrated Vigil SQLite file. */
 export function insertArmedTimers(file: string, n: number): void {
   const db = new Database(file);

@@ -13,7 +13,7 @@ import { signToken } from '../src/auth/tokens.js';
 import { freePort } from '../test/helpers/net.js';
 import { startRedis, type RedisServer } from '../test/helpers/redis-server.js';
 import { eventLoopP99Ms } from './measure.js';
-import { procMemory } from './rss.js';
+import { procCpuMs, procMemory } from './rss.js';
 
 const MAIN = join(process.cwd(), 'dist', 'main.js');
 const READY_TIMEOUT_MS = 30_000;
@@ -34,6 +34,8 @@ export interface Vigil {
   token(sub: string, admin?: boolean): string;
   /** the highest VmHWM among the replicas, MB (read while they run) */
   peakRssMb(): number | undefined;
+  /** CPU time (user + system) all replicas have used since they started, ms: robust to a busy machine, unlike wall time */
+  cpuMs(): number;
   /** the highest current VmRSS among the replicas, MB */
   rssMb(): number | undefined;
   /** scrape every replica's /metrics; the highest event-loop delay p99 since the last scrape, ms */
@@ -100,6 +102,7 @@ export async function startVigil(o: VigilOptions): Promise<Vigil> {
     token: (sub, admin = false) => signToken(jwtSecret, { sub, admin, name: `Bench ${sub}` }, 24 * 3600),
     peakRssMb: () => maxOf((m) => m.hwmKb),
     rssMb: () => maxOf((m) => m.rssKb),
+    cpuMs: () => pids.reduce((sum, pid) => sum + (procCpuMs(pid) ?? 0), 0),
     async scrapeEventLoop() {
       const texts = await Promise.all(
         urls.map((u) =>
