@@ -5,10 +5,9 @@
  */
 
 export const INCIDENTS_SQL = Object.freeze({
-  // one open SOS per person: not inserted while the person has an open incident (index incidents_user_open); the timer joins that one
+  // run only once incidentOpenOfUser found no open incident of the person, in the same write (one open SOS per person)
   incidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence, meeting)
-    SELECT @id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence, @meeting
-    WHERE NOT EXISTS (SELECT 1 FROM incidents WHERE user_id = @userId AND status IN ('active','acknowledged'))
+    VALUES (@id, @timerId, @userId, 'active', @deadline, @now, store_now(), @locationName, @lat, @lng, @displayName, @fence, @meeting)
     ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
   // index incidents_user_open; the newest if history left more than one open
   incidentOpenOfUser: `SELECT * FROM incidents WHERE user_id = ? AND status IN ('active','acknowledged')

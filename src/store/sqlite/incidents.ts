@@ -16,11 +16,17 @@ const incidentOrNull = (row: unknown): Incident | null => (row ? toIncident(row 
  * caller runs it inside its write, so the three cases are decided atomically.
  */
 export function openIncidentRow(c: Ctx, timer: Timer, fence: number, id: string, now: number): OpenedIncident {
-  const inserted = c.st.incidentInsert.get(incidentInsertParams(timer, fence, id, now)) as IncidentRow | undefined;
-  if (inserted) return { incident: toIncident(inserted), created: true };
+  // the person's open incident first, then the insert, in the caller's write (so nothing comes between them): one
+  // INSERT … SELECT … WHERE NOT EXISTS reading the table it writes cost SQLite a temporary copy of each row, and a
+  // burst's escalations about twice the time
+  const open = c.st.incidentOpenOfUser.get(timer.userId) as IncidentRow | undefined;
+  if (!open) {
+    const inserted = c.st.incidentInsert.get(incidentInsertParams(timer, fence, id, now)) as IncidentRow | undefined;
+    if (inserted) return { incident: toIncident(inserted), created: true };
+  }
+  if (open?.timer_id === timer.id) return { incident: toIncident(open), created: false };
   const own = c.st.incidentByTimer.get(timer.id) as IncidentRow | undefined;
   if (own) return { incident: toIncident(own), created: false };
-  const open = c.st.incidentOpenOfUser.get(timer.userId) as IncidentRow | undefined;
   if (!open) throw new Error(`timer ${timer.id}: its incident was neither inserted nor found`);
   return { incident: toIncident(joinRow(c, open, timer.id)), created: false, joined: true };
 }
