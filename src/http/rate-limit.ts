@@ -148,7 +148,9 @@ export function createRateLimits(c: RateLimitConfig, log: Logger, storeFor?: Lim
       passOnStoreError: true,
       ...(store ? { store } : {}),
       logger: { error: storeError, warn: storeError },
-      validate: { trustProxy: false, xForwardedForHeader: false },
+      // keyGeneratorIpFallback reads the key's source for `req.ip` without `ipKeyGenerator`: the address
+      // budget's key does apply it (addressKey), and the false alarm went out as "shared store unavailable"
+      validate: { trustProxy: false, xForwardedForHeader: false, keyGeneratorIpFallback: false },
     });
     stores.push(store ?? {});
     return handler;
