@@ -11,7 +11,7 @@ import { FakeTwilio } from '../test/helpers/fake-twilio.js';
 import { armLeadMs, armTimers, call, people, pool, setContacts, type Armed } from './arm.js';
 import { EventLoopSampler, StoreReader, waitUntil } from './measure.js';
 import type { BenchOptions } from './options.js';
-import { emptyRow, judge, lateness, percentile, type Row } from './result.js';
+import { emptyRow, judge, lateness, percentile, spread, type Row } from './result.js';
 import { startVigil, type Vigil } from './vigil.js';
 import type { Workload } from './workloads.js';
 
@@ -38,8 +38,9 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
   let vigil: Vigil | undefined;
   let reader: StoreReader | undefined;
   let sampler: EventLoopSampler | undefined;
-  let moderator: Socket | undefined;
-  let moderatorEvents = 0;
+  const moderators: Socket[] = [];
+  // incident id → its deadline and when each moderator socket got its SOS (epoch ms)
+  const seen = new Map<string, { deadline: number; at: number[] }>();
   try {
     vigil = await startVigil({
       replicas: system === 'replicas3' ? 3 : 1,
@@ -53,22 +54,16 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
         ...ctx.options.vigilEnv,
       },
     });
-    if (ctx.options.moderator) {
-      // as when the console is open: every SOS and delivery is also pushed to a moderator (on the first process)
-      const m = io(vigil.urls[0]!, { auth: { token: vigil.token('bench-moderator', true) }, transports: ['websocket'] });
-      moderator = m;
-      m.onAny(() => moderatorEvents++);
-      await new Promise<void>((resolve, reject) => {
-        m.once('ready', () => resolve());
-        m.once('connect_error', reject);
-      });
-    }
+    // as when the console is open: one moderator socket on each replica, for the whole run
+    const v0 = vigil;
+    await Promise.all(v0.urls.map((url, k) => connectModerator(url, v0.token(`bench-moderator-${k}`, true), k, seen, moderators)));
     const n = w.kind === 'steady' ? w.rate * w.seconds : w.count;
     const checkins = w.kind === 'checkins' ? w.checkins : 0;
     row.count = n;
     const burst = people(vigil, BURST, n);
     const safe = people(vigil, SAFE, checkins);
-    const rate = await setContacts(vigil, [...burst, ...safe]);
+    const owners = new Map<string, string>();
+    const rate = await setContacts(vigil, [...burst, ...safe], owners);
     // every timer armed before the first deadline, steady runs too (as BullMQ adds its jobs up front): the
     // figures are the engine's, not arming traffic's (an earlier harness overlapped them and said so in the notes)
     const lead = armLeadMs(n + checkins, rate);
@@ -106,13 +101,13 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     // up to its own interval): a figure a busy machine does not inflate the way it inflates lateness
     row.notes.push(`CPU until all committed ${Math.round(vigil.cpuMs() - cpuBefore)} ms`);
     const expectedSms = 2 * n;
-    if (w.kind === 'burst' && w.sms) {
-      row.smsExpected = expectedSms;
-      const smsDone = await waitUntil(() => fake.accepted.length >= expectedSms, last + Math.max(90_000, expectedSms * 25));
-      if (!smsDone) row.notes.push('gave up waiting for the carrier');
-    }
+    // every workload waits for its texts: the contact's figure is the one people feel
+    const smsDone = await waitUntil(() => fake.accepted.length >= expectedSms, Date.now() + Math.max(90_000, expectedSms * 25));
+    if (!smsDone) row.notes.push('gave up waiting for the carrier');
+    if (w.kind === 'burst' && w.sms) row.smsExpected = expectedSms;
+    // and for every moderator socket's SOS (they are pushed right after the commit)
+    await waitUntil(() => [...seen.values()].filter((x) => x.at.length === moderators.length).length >= n, Date.now() + 30_000);
     const tapped = await taps;
-    if (moderator) row.notes.push(`moderator socket on the first process: ${moderatorEvents} events`);
     row.eldP99Ms = await sampler.stop();
     row.peakRssMb = vigil.peakRssMb();
 
@@ -120,6 +115,20 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.completed = incidents.length;
     Object.assign(row, lateness(incidents.map((i) => i.committed - i.deadline)));
     if (incidents.length) row.drainMs = max(incidents.map((i) => i.committed)) - max(incidents.map((i) => i.deadline));
+    const deadlineOf = new Map(armed.map((a) => [a.userId, a.expiresAt]));
+    const mod = [...seen.values()].filter((x) => x.at.length === moderators.length).map((x) => max(x.at) - x.deadline);
+    row.moderator = spread(mod);
+    if (mod.length < n) row.notes.push(`${mod.length}/${n} SOS seen on every moderator socket`);
+    // the first message each burst contact got is their SOS; accepted = the carrier's answer (arrival + its latency)
+    const firstTo = new Map<string, number>();
+    for (const m of fake.accepted) if (!firstTo.has(m.to)) firstTo.set(m.to, m.dateCreated.getTime() + CARRIER_LATENCY_MS);
+    const textLate: number[] = [];
+    for (const [to, at] of firstTo) {
+      const deadline = deadlineOf.get(owners.get(to) ?? '');
+      if (deadline !== undefined) textLate.push(at - deadline);
+    }
+    const ts = spread(textLate);
+    if (ts) row.texts = { ...ts, count: textLate.length, expected: expectedSms };
     if (row.smsExpected !== undefined) {
       row.smsSent = fake.accepted.length;
       if (fake.accepted.length) row.smsDrainMs = max(fake.accepted.map((m) => m.dateCreated.getTime())) - last;
@@ -140,7 +149,7 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.error = err instanceof Error ? err.message.split('\n')[0] : String(err);
     judge(w, row);
   } finally {
-    moderator?.close();
+    for (const m of moderators) m.close();
     await sampler?.stop();
     reader?.close();
     await vigil?.stop();
@@ -159,5 +168,35 @@ async function tapSafe(vigil: Vigil, armed: Armed[]): Promise<{ ok: boolean; ms:
     const ms = performance.now() - t;
     const status = (r.body as { timer?: { status?: string } } | undefined)?.timer?.status;
     return { ok: r.status === 200 && status === 'safe', ms };
+  });
+}
+
+/** A moderator's socket on one replica: records, per incident, its deadline and when an SOS for it arrived here. */
+async function connectModerator(
+  url: string,
+  token: string,
+  k: number,
+  seen: Map<string, { deadline: number; at: number[] }>,
+  into: Socket[],
+): Promise<void> {
+  const m = io(url, { auth: { token }, transports: ['websocket'] });
+  into.push(m);
+  const got = new Set<string>();
+  const onSos = (payload: unknown) => {
+    const incident = (payload as { incident?: { id?: string; deadline?: string } } | undefined)?.incident;
+    if (!incident?.id || !incident.deadline || got.has(incident.id)) return;
+    got.add(incident.id);
+    const entry = seen.get(incident.id) ?? { deadline: Date.parse(incident.deadline), at: [] };
+    entry.at[entry.at.length] = Date.now();
+    seen.set(incident.id, entry);
+  };
+  // moderators get their events coalesced (`events.batch`); a single `sos.triggered` is handled too
+  m.on('events.batch', (batch: { events?: { name: string; payload: unknown }[] }) => {
+    for (const e of batch.events ?? []) if (e.name === 'sos.triggered') onSos(e.payload);
+  });
+  m.on('sos.triggered', onSos);
+  await new Promise<void>((resolve, reject) => {
+    m.once('ready', () => resolve());
+    m.once('connect_error', (err) => reject(new Error(`moderator socket ${k + 1}: ${err.message}`)));
   });
 }
