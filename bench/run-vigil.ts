@@ -4,18 +4,17 @@
  * carrier), then read lateness from the store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { io, type Socket } from 'socket.io-client';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FakeTwilio } from '../test/helpers/fake-twilio.js';
 import { armLeadMs, armTimers, call, people, pool, setContacts, type Armed } from './arm.js';
+import { Carrier } from './carrier.js';
 import { EventLoopSampler, StoreReader, waitUntil } from './measure.js';
+import { Moderators } from './moderator.js';
 import type { BenchOptions } from './options.js';
-import { emptyRow, judge, lateness, percentile, spread, type Row } from './result.js';
+import { emptyRow, judge, lateness, percentile, type Row } from './result.js';
 import { startVigil, type Vigil } from './vigil.js';
 import type { Workload } from './workloads.js';
 
-const CARRIER_LATENCY_MS = 50;
 const BURST = 'burst-';
 const SAFE = 'safe-';
 // reduce, not spread: a 60 s steady run has 60,000 values
@@ -33,30 +32,27 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
   if (w.kind === 'rss') throw new Error('rss is run by runRss');
   const row = emptyRow(w, system);
   const dataDir = mkdtempSync(join(ctx.root, `${w.name}-${system}-`));
-  const fake = await FakeTwilio.start();
-  fake.slow(CARRIER_LATENCY_MS);
+  const carrier = await Carrier.start();
+  const moderators = new Moderators();
   let vigil: Vigil | undefined;
   let reader: StoreReader | undefined;
   let sampler: EventLoopSampler | undefined;
-  const moderators: Socket[] = [];
-  // incident id → its deadline and when each moderator socket got its SOS (epoch ms)
-  const seen = new Map<string, { deadline: number; at: number[] }>();
   try {
     vigil = await startVigil({
       replicas: system === 'replicas3' ? 3 : 1,
       dataDir,
       logLevel: ctx.options.logLevel,
       env: {
-        TWILIO_ACCOUNT_SID: fake.accountSid,
-        TWILIO_AUTH_TOKEN: fake.authToken,
-        TWILIO_FROM: '+15005550006',
-        TWILIO_BASE_URL: fake.url,
+        TWILIO_ACCOUNT_SID: carrier.account.accountSid,
+        TWILIO_AUTH_TOKEN: carrier.account.authToken,
+        TWILIO_FROM: carrier.account.from,
+        TWILIO_BASE_URL: carrier.account.url,
         ...ctx.options.vigilEnv,
       },
     });
     // as when the console is open: one moderator socket on each replica, for the whole run
     const v0 = vigil;
-    await Promise.all(v0.urls.map((url, k) => connectModerator(url, v0.token(`bench-moderator-${k}`, true), k, seen, moderators)));
+    await Promise.all(v0.urls.map((url, k) => moderators.connect(url, v0.token(`bench-moderator-${k}`, true))));
     const n = w.kind === 'steady' ? w.rate * w.seconds : w.count;
     const checkins = w.kind === 'checkins' ? w.checkins : 0;
     row.count = n;
@@ -102,11 +98,10 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.notes.push(`CPU until all committed ${Math.round(vigil.cpuMs() - cpuBefore)} ms`);
     const expectedSms = 2 * n;
     // every workload waits for its texts: the contact's figure is the one people feel
-    const smsDone = await waitUntil(() => fake.accepted.length >= expectedSms, Date.now() + Math.max(90_000, expectedSms * 25));
-    if (!smsDone) row.notes.push('gave up waiting for the carrier');
+    await carrier.waitFor(expectedSms, row);
     if (w.kind === 'burst' && w.sms) row.smsExpected = expectedSms;
     // and for every moderator socket's SOS (they are pushed right after the commit)
-    await waitUntil(() => [...seen.values()].filter((x) => x.at.length === moderators.length).length >= n, Date.now() + 30_000);
+    await moderators.waitFor(n, Date.now() + 30_000);
     const tapped = await taps;
     row.eldP99Ms = await sampler.stop();
     row.peakRssMb = vigil.peakRssMb();
@@ -116,23 +111,8 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     Object.assign(row, lateness(incidents.map((i) => i.committed - i.deadline)));
     if (incidents.length) row.drainMs = max(incidents.map((i) => i.committed)) - max(incidents.map((i) => i.deadline));
     const deadlineOf = new Map(armed.map((a) => [a.userId, a.expiresAt]));
-    const mod = [...seen.values()].filter((x) => x.at.length === moderators.length).map((x) => max(x.at) - x.deadline);
-    row.moderator = spread(mod);
-    if (mod.length < n) row.notes.push(`${mod.length}/${n} SOS seen on every moderator socket`);
-    // the first message each burst contact got is their SOS; accepted = the carrier's answer (arrival + its latency)
-    const firstTo = new Map<string, number>();
-    for (const m of fake.accepted) if (!firstTo.has(m.to)) firstTo.set(m.to, m.dateCreated.getTime() + CARRIER_LATENCY_MS);
-    const textLate: number[] = [];
-    for (const [to, at] of firstTo) {
-      const deadline = deadlineOf.get(owners.get(to) ?? '');
-      if (deadline !== undefined) textLate.push(at - deadline);
-    }
-    const ts = spread(textLate);
-    if (ts) row.texts = { ...ts, count: textLate.length, expected: expectedSms };
-    if (row.smsExpected !== undefined) {
-      row.smsSent = fake.accepted.length;
-      if (fake.accepted.length) row.smsDrainMs = max(fake.accepted.map((m) => m.dateCreated.getTime())) - last;
-    }
+    moderators.figures(row, n);
+    carrier.figures(row, expectedSms, (to) => deadlineOf.get(owners.get(to) ?? ''), last);
     if (w.kind === 'checkins') {
       const statuses = r.timerStatuses(SAFE);
       const sos = r.count(SAFE);
@@ -149,11 +129,11 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.error = err instanceof Error ? err.message.split('\n')[0] : String(err);
     judge(w, row);
   } finally {
-    for (const m of moderators) m.close();
+    moderators.close();
     await sampler?.stop();
     reader?.close();
     await vigil?.stop();
-    await fake.close();
+    await carrier.close();
     if (!ctx.options.keep) rmSync(dataDir, { recursive: true, force: true });
   }
   return row;
@@ -168,35 +148,5 @@ async function tapSafe(vigil: Vigil, armed: Armed[]): Promise<{ ok: boolean; ms:
     const ms = performance.now() - t;
     const status = (r.body as { timer?: { status?: string } } | undefined)?.timer?.status;
     return { ok: r.status === 200 && status === 'safe', ms };
-  });
-}
-
-/** A moderator's socket on one replica: records, per incident, its deadline and when an SOS for it arrived here. */
-async function connectModerator(
-  url: string,
-  token: string,
-  k: number,
-  seen: Map<string, { deadline: number; at: number[] }>,
-  into: Socket[],
-): Promise<void> {
-  const m = io(url, { auth: { token }, transports: ['websocket'] });
-  into.push(m);
-  const got = new Set<string>();
-  const onSos = (payload: unknown) => {
-    const incident = (payload as { incident?: { id?: string; deadline?: string } } | undefined)?.incident;
-    if (!incident?.id || !incident.deadline || got.has(incident.id)) return;
-    got.add(incident.id);
-    const entry = seen.get(incident.id) ?? { deadline: Date.parse(incident.deadline), at: [] };
-    entry.at[entry.at.length] = Date.now();
-    seen.set(incident.id, entry);
-  };
-  // moderators get their events coalesced (`events.batch`); a single `sos.triggered` is handled too
-  m.on('events.batch', (batch: { events?: { name: string; payload: unknown }[] }) => {
-    for (const e of batch.events ?? []) if (e.name === 'sos.triggered') onSos(e.payload);
-  });
-  m.on('sos.triggered', onSos);
-  await new Promise<void>((resolve, reject) => {
-    m.once('ready', () => resolve());
-    m.once('connect_error', (err) => reject(new Error(`moderator socket ${k + 1}: ${err.message}`)));
   });
 }

@@ -1,35 +1,145 @@
 /**
- * BullMQ side of `npm run bench`: the same timing workloads as delayed jobs. Adds N delayed
- * jobs due at the workload's deadlines, a Worker (concurrency 50) completes them, and the
- * lateness of each job is its completion (the worker's `completed` event, after BullMQ has
- * moved it to completed in Redis) − its due time. Prints one JSON line.
+ * BullMQ side of `npm run bench`: the same timing workloads as delayed jobs doing the same
+ * shape of work as Vigil's escalation. One delayed job per person, due at the workload's
+ * deadline; a Worker (concurrency 50) runs each job:
+ *   - publishes one `sos.triggered` ({ incident: { id, deadline } }) to the `admins` room of
+ *     Socket.IO server A; A and B are two Socket.IO servers (own ports) sharing
+ *     `@socket.io/redis-adapter` (sharded, dynamic subscriptions, as Vigil's cluster) on the
+ *     same redis-server as BullMQ, and the harness's moderator socket is on B, so the event
+ *     crosses the adapter as it does between Vigil's replicas;
+ *   - sends the person's two texts to the harness's fake carrier (Twilio's REST API: POST
+ *     Messages.json, form-encoded, basic auth) with at most `maxInFlight` sends in flight
+ *     across all of the worker's jobs, and waits for both answers.
+ * Lateness of a job = its completion (the worker's `completed` event, after BullMQ has moved
+ * it to completed in Redis, so after both texts were answered) − its due time.
  *
- *   node bench/bullmq/bullmq-run.mjs '{"redisUrl":"redis://127.0.0.1:6390","kind":"burst","count":1000}'
- *   node bench/bullmq/bullmq-run.mjs '{"redisUrl":"…","kind":"steady","rate":200,"seconds":20}'
+ * Driven by bench/bullmq.ts over the IPC channel:
+ *   node bench/bullmq/bullmq-run.mjs '{"redisUrl":"redis://127.0.0.1:6390","kind":"burst","count":1000,
+ *     "carrier":{"url":"…","accountSid":"AC…","authToken":"…","from":"+1…"},"maxInFlight":96}'
+ *   → { type: 'listening', moderatorUrl }        (server B: the harness connects its moderator there)
+ *   ← { type: 'start', phones: [[a, b], …] }     (each person's two contacts; one job per person)
+ *   → { type: 'result', count, completed, failed, dues, p50Ms, … }
+ *   ← { type: 'stop' }                           (the harness has read the sockets and the carrier)
  */
+import { createServer } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createShardedAdapter } from '@socket.io/redis-adapter';
 import { Queue, Worker } from 'bullmq';
+import { createClient } from 'redis';
+import { Server } from 'socket.io';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 const url = new URL(cfg.redisUrl);
 const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
 const concurrency = cfg.concurrency ?? 50;
 const n = cfg.kind === 'steady' ? cfg.rate * cfg.seconds : cfg.count;
+const ADMINS = 'admins';
 
+const messages = [];
+let wake;
+process.on('message', (m) => {
+  messages.push(m);
+  wake?.();
+});
+/** the next IPC message of `type` from the harness */
+async function next(type) {
+  for (;;) {
+    const i = messages.findIndex((m) => m?.type === type);
+    if (i >= 0) return messages.splice(i, 1)[0];
+    await new Promise((resolve) => (wake = resolve));
+  }
+}
+
+/** A Socket.IO server on its own port with the Redis adapter (its own pub/sub connections, as a process of its own would have). */
+async function socketServer() {
+  const pub = createClient({ url: cfg.redisUrl, commandOptions: { timeout: 0 } });
+  const sub = pub.duplicate({ commandOptions: {} });
+  for (const c of [pub, sub]) c.on('error', (err) => process.stderr.write(`socket.io redis: ${err.message}\n`));
+  await Promise.all([pub.connect(), sub.connect()]);
+  const http = createServer();
+  const io = new Server(http, {
+    transports: ['websocket'],
+    adapter: createShardedAdapter(pub, sub, { channelPrefix: 'bench:socket.io', subscriptionMode: 'dynamic' }),
+  });
+  // every socket is a moderator's (the harness's): it joins the room, then hears `ready`, as on Vigil
+  io.on('connection', (socket) => {
+    socket.join(ADMINS);
+    socket.emit('ready');
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    io,
+    url: `http://127.0.0.1:${http.address().port}`,
+    async close() {
+      await io.close();
+      await Promise.allSettled([sub.close(), pub.close()]);
+    },
+  };
+}
+
+// at most maxInFlight sends at once, across every job the worker runs
+let inFlight = 0;
+const waiting = [];
+async function withSlot(fn) {
+  if (inFlight >= cfg.maxInFlight) await new Promise((resolve) => waiting.push(resolve));
+  else inFlight++;
+  try {
+    return await fn();
+  } finally {
+    const nextSend = waiting.shift();
+    if (nextSend) nextSend();
+    else inFlight--;
+  }
+}
+
+const carrier = cfg.carrier;
+const messagesUrl = `${carrier.url}/2010-04-01/Accounts/${carrier.accountSid}/Messages.json`;
+const auth = `Basic ${Buffer.from(`${carrier.accountSid}:${carrier.authToken}`).toString('base64')}`;
+async function sendSms(to, body) {
+  const res = await fetch(messagesUrl, {
+    method: 'POST',
+    headers: { authorization: auth },
+    body: new URLSearchParams({ To: to, From: carrier.from, Body: body }),
+  });
+  await res.text();
+  if (res.status !== 201) throw new Error(`carrier answered ${res.status}`);
+}
+
+const a = await socketServer();
+const b = await socketServer();
 const queue = new Queue('bench', { connection });
 const late = [];
+let failed = 0;
+let firstFailure;
 let lastCompleted = 0;
 let resolveDone;
 const done = new Promise((resolve) => (resolveDone = resolve));
-const worker = new Worker('bench', async () => {}, { connection, concurrency });
+const worker = new Worker(
+  'bench',
+  async (job) => {
+    const { i, due, to } = job.data;
+    const deadline = new Date(due).toISOString();
+    a.io.to(ADMINS).emit('sos.triggered', { incident: { id: `bench-${i}`, deadline } });
+    const body = `SOS: Bench person ${i} did not check in by ${deadline}. Call them or emergency services.`;
+    await Promise.all(to.map((phone) => withSlot(() => sendSms(phone, body))));
+  },
+  { connection, concurrency },
+);
 worker.on('completed', (job) => {
   const now = Date.now();
   late.push(now - job.data.due);
   lastCompleted = Math.max(lastCompleted, now);
-  if (late.length >= n) resolveDone();
+  if (late.length + failed >= n) resolveDone();
+});
+worker.on('failed', (_job, err) => {
+  failed++;
+  firstFailure ??= err.message;
+  if (late.length + failed >= n) resolveDone();
 });
 await worker.waitUntilReady();
+process.send({ type: 'listening', moderatorUrl: b.url });
+const { phones } = await next('start');
 
 // deadlines: a burst spreads over one second (as Vigil's whole-second durations do), steady is evenly paced
 const t0 = Date.now() + 3000 + n * 0.3;
@@ -37,9 +147,9 @@ const dues = Array.from({ length: n }, (_, i) => (cfg.kind === 'steady' ? t0 + (
 for (let i = 0; i < n; i += 500) {
   const now = Date.now();
   await queue.addBulk(
-    dues.slice(i, i + 500).map((due) => ({
+    dues.slice(i, i + 500).map((due, j) => ({
       name: 'timer',
-      data: { due },
+      data: { i: i + j, due, to: phones[i + j] },
       opts: { delay: Math.max(0, due - now), removeOnComplete: true, removeOnFail: true },
     })),
   );
@@ -52,21 +162,25 @@ const timeout = sleep(Math.max(0, lastDue - Date.now()) + Math.max(60_000, n * 2
 const outcome = await Promise.race([done.then(() => 'done'), timeout]);
 loop.disable();
 
-late.sort((a, b) => a - b);
+late.sort((x, y) => x - y);
 const pct = (p) => (late.length ? late[Math.min(late.length, Math.max(1, Math.ceil((p / 100) * late.length))) - 1] : null);
-process.stdout.write(
-  `${JSON.stringify({
-    count: n,
-    completed: late.length,
-    outcome,
-    p50Ms: pct(50),
-    p99Ms: pct(99),
-    maxMs: late.length ? late[late.length - 1] : null,
-    drainMs: lastCompleted ? lastCompleted - lastDue : null,
-    peakRssMb: process.resourceUsage().maxRSS / 1024,
-    eldP99Ms: loop.percentile(99) / 1e6,
-  })}\n`,
-);
+process.send({
+  type: 'result',
+  count: n,
+  completed: late.length,
+  failed,
+  firstFailure: firstFailure ?? null,
+  outcome,
+  dues,
+  p50Ms: pct(50),
+  p99Ms: pct(99),
+  maxMs: late.length ? late[late.length - 1] : null,
+  drainMs: lastCompleted ? lastCompleted - lastDue : null,
+  peakRssMb: process.resourceUsage().maxRSS / 1024,
+  eldP99Ms: loop.percentile(99) / 1e6,
+});
+await next('stop');
 await worker.close(true);
 await queue.close();
+await Promise.all([a.close(), b.close()]);
 process.exit(0);
