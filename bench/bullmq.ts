@@ -3,9 +3,9 @@
  * redis-server, its jobs doing the shape of Vigil's escalation: each sends the person's two
  * texts to the same fake carrier as Vigil's runs (with Vigil embedded's in-flight cap) and
  * publishes one SOS through Socket.IO's Redis adapter to a moderator socket the harness holds
- * on the other Socket.IO server. BullMQ lives in the separate package bench/bullmq/ (not a
- * dependency of the service); its packages are installed with `npm ci --prefix bench/bullmq`
- * when missing.
+ * on the other Socket.IO server (a process of its own). BullMQ lives in the separate package
+ * bench/bullmq/ (not a dependency of the service); its packages are installed with
+ * `npm ci --prefix bench/bullmq` when missing.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -130,7 +130,7 @@ export async function runBullmq(w: Workload): Promise<Row> {
     if (a.failed) row.notes.push(`${a.failed} jobs failed (${a.firstFailure ?? '?'})`);
     if (a.outcome !== 'done') row.notes.push(`gave up waiting for jobs (${a.outcome})`);
     row.notes.push(
-      `concurrency ${CONCURRENCY}, ≤ ${EMBEDDED_MAX_IN_FLIGHT} sends in flight; moderator on the other Socket.IO server; RSS, loop: BullMQ process (not Redis)`,
+      `concurrency ${CONCURRENCY}, ≤ ${EMBEDDED_MAX_IN_FLIGHT} sends in flight; moderator on the other Socket.IO process; RSS, loop: BullMQ worker process (not Redis, not that one)`,
     );
   } catch (err) {
     row.error = err instanceof Error ? err.message.split('\n')[0] : String(err);

@@ -3,13 +3,14 @@
  * shape of work as Vigil's escalation. One delayed job per person, due at the workload's
  * deadline; a Worker (concurrency 50) runs each job:
  *   - publishes one `sos.triggered` ({ incident: { id, deadline } }) to the `admins` room of
- *     Socket.IO server A; A and B are two Socket.IO servers (own ports) sharing
- *     `@socket.io/redis-adapter` (sharded, dynamic subscriptions, as Vigil's cluster) on the
- *     same redis-server as BullMQ, and the harness's moderator socket is on B, so the event
- *     crosses the adapter as it does between Vigil's replicas;
+ *     Socket.IO server A, in this process; A and B (a process of its own, ./socket-server.mjs)
+ *     share `@socket.io/redis-adapter` (sharded, dynamic subscriptions, as Vigil's cluster) on
+ *     the same redis-server as BullMQ, and the harness's moderator socket is on B, so every
+ *     event crosses the adapter between two processes as it does between Vigil's replicas;
  *   - sends the person's two texts to the harness's fake carrier (Twilio's REST API: POST
- *     Messages.json, form-encoded, basic auth) with at most `maxInFlight` sends in flight
- *     across all of the worker's jobs, and waits for both answers.
+ *     Messages.json, form-encoded, basic auth, on node:http with keep-alive as Vigil does)
+ *     with at most `maxInFlight` sends in flight across all of the worker's jobs, and waits
+ *     for both answers.
  * Lateness of a job = its completion (the worker's `completed` event, after BullMQ has moved
  * it to completed in Redis, so after both texts were answered) − its due time.
  *
@@ -21,20 +22,20 @@
  *   → { type: 'result', count, completed, failed, dues, p50Ms, … }
  *   ← { type: 'stop' }                           (the harness has read the sockets and the carrier)
  */
-import { createServer } from 'node:http';
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createShardedAdapter } from '@socket.io/redis-adapter';
+import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
-import { createClient } from 'redis';
-import { Server } from 'socket.io';
+import { ADMINS, socketServer } from './socket-server.mjs';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 const url = new URL(cfg.redisUrl);
 const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
 const concurrency = cfg.concurrency ?? 50;
 const n = cfg.kind === 'steady' ? cfg.rate * cfg.seconds : cfg.count;
-const ADMINS = 'admins';
 
 const messages = [];
 let wake;
@@ -51,29 +52,21 @@ async function next(type) {
   }
 }
 
-/** A Socket.IO server on its own port with the Redis adapter (its own pub/sub connections, as a process of its own would have). */
-async function socketServer() {
-  const pub = createClient({ url: cfg.redisUrl, commandOptions: { timeout: 0 } });
-  const sub = pub.duplicate({ commandOptions: {} });
-  for (const c of [pub, sub]) c.on('error', (err) => process.stderr.write(`socket.io redis: ${err.message}\n`));
-  await Promise.all([pub.connect(), sub.connect()]);
-  const http = createServer();
-  const io = new Server(http, {
-    transports: ['websocket'],
-    adapter: createShardedAdapter(pub, sub, { channelPrefix: 'bench:socket.io', subscriptionMode: 'dynamic' }),
+/** Server B, a process of its own: where the harness's moderator socket connects. */
+async function forkServerB() {
+  const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'socket-server.mjs'), [cfg.redisUrl], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  // every socket is a moderator's (the harness's): it joins the room, then hears `ready`, as on Vigil
-  io.on('connection', (socket) => {
-    socket.join(ADMINS);
-    socket.emit('ready');
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const listening = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`socket-server exited ${code}`)));
   });
-  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
   return {
-    io,
-    url: `http://127.0.0.1:${http.address().port}`,
+    url: listening.url,
     async close() {
-      await io.close();
-      await Promise.allSettled([sub.close(), pub.close()]);
+      child.send({ type: 'stop' });
+      await exited;
     },
   };
 }
@@ -93,21 +86,38 @@ async function withSlot(fn) {
   }
 }
 
+// on node:http with keep-alive sockets kept as many as sends in flight, as Vigil's Twilio carrier sends (src/sms/twilio.ts)
 const carrier = cfg.carrier;
-const messagesUrl = `${carrier.url}/2010-04-01/Accounts/${carrier.accountSid}/Messages.json`;
+const messagesUrl = new URL(`${carrier.url}/2010-04-01/Accounts/${carrier.accountSid}/Messages.json`);
 const auth = `Basic ${Buffer.from(`${carrier.accountSid}:${carrier.authToken}`).toString('base64')}`;
-async function sendSms(to, body) {
-  const res = await fetch(messagesUrl, {
-    method: 'POST',
-    headers: { authorization: auth },
-    body: new URLSearchParams({ To: to, From: carrier.from, Body: body }),
+const agent = new http.Agent({ keepAlive: true, maxSockets: cfg.maxInFlight, maxFreeSockets: cfg.maxInFlight });
+function sendSms(to, text) {
+  const body = new URLSearchParams({ To: to, From: carrier.from, Body: text }).toString();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      messagesUrl,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: auth,
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`carrier answered ${res.statusCode}`))));
+        res.once('error', reject);
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
   });
-  await res.text();
-  if (res.status !== 201) throw new Error(`carrier answered ${res.status}`);
 }
 
-const a = await socketServer();
-const b = await socketServer();
+const a = await socketServer(cfg.redisUrl);
+const b = await forkServerB();
 const queue = new Queue('bench', { connection });
 const late = [];
 let failed = 0;
