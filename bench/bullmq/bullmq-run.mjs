@@ -43,6 +43,8 @@ process.on('message', (m) => {
   messages.push(m);
   wake?.();
 });
+// the harness is gone (killed, crashed): nobody will read the result or say stop
+process.on('disconnect', () => process.exit(1));
 /** the next IPC message of `type` from the harness */
 async function next(type) {
   for (;;) {
