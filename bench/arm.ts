@@ -64,11 +64,15 @@ export function people(vigil: Vigil, prefix: string, n: number): Person[] {
 
 let phoneSeq = 0;
 
-/** Two contacts each; answers the rate reached (requests/s), which sizes the arming lead. */
-export async function setContacts(vigil: Vigil, ps: Person[]): Promise<number> {
+/**
+ * Two contacts each; answers the rate reached (requests/s), which sizes the arming lead.
+ * `owners` (when given) learns whose contact each phone number is.
+ */
+export async function setContacts(vigil: Vigil, ps: Person[], owners?: Map<string, string>): Promise<number> {
   const t0 = performance.now();
   await pool(ps, CONCURRENCY, async (p, i) => {
     const contacts = [0, 1].map((c) => ({ name: `Contact ${c + 1}`, phone: `+1555${String(phoneSeq++ % 10_000_000).padStart(7, '0')}` }));
+    for (const c of contacts) owners?.set(c.phone, p.userId);
     const r = await call(vigil, i, p.token, 'PUT', '/v1/me/contacts', { contacts });
     if (r.status !== 200) throw new Error(`PUT /v1/me/contacts answered ${r.status}: ${JSON.stringify(r.body)}`);
   });

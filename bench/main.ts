@@ -54,7 +54,9 @@ const header =
   `Vigil benchmark${options.quick ? ' (QUICK: small sizes, not the goal sizes)' : ''} · ${new Date(started).toISOString()} · ` +
   `${cpus().length} cores · load ${loadBefore.toFixed(1)} → ${(loadavg()[0] ?? 0).toFixed(1)} · node ${process.version}` +
   (Object.keys(options.vigilEnv).length ? ` · env ${JSON.stringify(options.vigilEnv)}` : '');
-process.stdout.write(`\n${header}\nlateness = incident committed − deadline (BullMQ: job completed − due)\n\n${table(all)}\n`);
+process.stdout.write(
+  `\n${header}\nlateness = incident committed − deadline (BullMQ: job completed, after its texts were answered, − due)\n\n${table(all)}\n`,
+);
 if (options.json) {
   writeFileSync(
     options.json,

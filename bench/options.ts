@@ -1,7 +1,7 @@
 /**
  * Command line of `npm run bench`: which workloads and systems, quick sizes, the steady
  * run's length, extra Vigil environment, and where to write JSON. Each option can also be
- * given by environment (BENCH_WORKLOADS, BENCH_SYSTEMS, BENCH_QUICK=1, BENCH_SCALE, BENCH_SUSTAIN, BENCH_JSON, BENCH_MODERATOR=1).
+ * given by environment (BENCH_WORKLOADS, BENCH_SYSTEMS, BENCH_QUICK=1, BENCH_SCALE, BENCH_SUSTAIN, BENCH_JSON).
  */
 import { parseArgs } from 'node:util';
 
@@ -25,12 +25,10 @@ export interface BenchOptions {
   logLevel: string;
   /** keep the run folders (SQLite files, logs) instead of deleting them */
   keep: boolean;
-  /** a moderator's socket connected to the first process for the whole run (as when the console is open) */
-  moderator: boolean;
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--workloads ${WORKLOAD_NAMES.join(',')}] [--systems ${SYSTEM_NAMES.join(',')}]
-       [--scale 0.1] [--sustain 60] [--json out.json] [--env KEY=VALUE ...] [--log-level warn] [--keep] [--moderator]
+       [--scale 0.1] [--sustain 60] [--json out.json] [--env KEY=VALUE ...] [--log-level warn] [--keep]
   sms10k is an alias of burst10k (its 20,000 deliveries are the SMS row)`;
 
 function list<T extends string>(raw: string | undefined, all: readonly T[], what: string, alias: Record<string, T> = {}): T[] {
@@ -57,7 +55,6 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       env: { type: 'string', multiple: true },
       'log-level': { type: 'string', default: 'warn' },
       keep: { type: 'boolean', default: false },
-      moderator: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -86,6 +83,5 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     vigilEnv,
     logLevel: values['log-level'],
     keep: values.keep,
-    moderator: values.moderator || env.BENCH_MODERATOR === '1',
   };
 }

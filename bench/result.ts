@@ -21,6 +21,10 @@ export interface Row {
   smsDrainMs?: number;
   smsSent?: number;
   smsExpected?: number;
+  /** deadline → the SOS on a moderator's socket: per incident the slowest of one socket on each replica, so in a cluster at least two are on a replica that did not escalate it, ms */
+  moderator?: Spread;
+  /** deadline → each contact's SOS accepted by the fake carrier (its 50 ms answer included), ms; `count` of the expected */
+  texts?: Spread & { count: number; expected: number };
   /** highest VmHWM of the system's processes, MB */
   peakRssMb?: number;
   /** highest event-loop delay p99 seen while the workload ran, ms */
@@ -30,6 +34,12 @@ export interface Row {
   pass?: boolean;
   notes: string[];
   error?: string;
+}
+
+export interface Spread {
+  p50: number;
+  p99: number;
+  max: number;
 }
 
 /** Nearest-rank percentile of numbers sorted ascending. */
@@ -42,6 +52,12 @@ export function percentile(sorted: number[], p: number): number | undefined {
 export function lateness(values: number[]): Pick<Row, 'p50Ms' | 'p99Ms' | 'maxMs'> {
   const s = [...values].sort((a, b) => a - b);
   return { p50Ms: percentile(s, 50), p99Ms: percentile(s, 99), maxMs: s[s.length - 1] };
+}
+
+export function spread(values: number[]): Spread | undefined {
+  if (values.length === 0) return undefined;
+  const s = [...values].sort((a, b) => a - b);
+  return { p50: percentile(s, 50) ?? NaN, p99: percentile(s, 99) ?? NaN, max: s[s.length - 1] ?? NaN };
 }
 
 export function emptyRow(w: Workload, system: SystemName): Row {
@@ -95,6 +111,9 @@ export function smsRow(burst: Row): Row | undefined {
   };
 }
 
+const spreadCell = (v: Spread | undefined, suffix = ''): string =>
+  v === undefined ? '—' : `${ms(v.p50)} / ${ms(v.p99)} / ${ms(v.max)}${suffix}`;
+
 const ms = (v: number | undefined): string => (v === undefined ? '—' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
 
 function cells(r: Row): string[] {
@@ -110,6 +129,8 @@ function cells(r: Row): string[] {
     `${ms(r.maxMs)}${incomplete}`,
     ms(r.drainMs),
     sms,
+    spreadCell(r.moderator),
+    spreadCell(r.texts, r.texts && r.texts.count < r.texts.expected ? ` (${r.texts.count}/${r.texts.expected})` : ''),
     r.peakRssMb === undefined ? '—' : `${r.peakRssMb.toFixed(0)} MB`,
     ms(r.eldP99Ms),
     `${r.goal} ${verdict}`.trim(),
@@ -119,7 +140,21 @@ function cells(r: Row): string[] {
 
 /** A Markdown table (readable in a terminal, pasteable into docs/performance.md). */
 export function table(rows: Row[]): string {
-  const head = ['workload', 'system', 'p50', 'p99', 'max', 'drain', 'SMS drain', 'peak RSS', 'loop p99', 'goal', 'notes'];
+  const head = [
+    'workload',
+    'system',
+    'p50',
+    'p99',
+    'max',
+    'drain',
+    'SMS drain',
+    'moderator sees SOS p50/p99/max',
+    'contact SOS accepted p50/p99/max',
+    'peak RSS',
+    'loop p99',
+    'goal',
+    'notes',
+  ];
   const body = rows.map(cells);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i] ?? 0)).join(' | ')} |`;

@@ -4,18 +4,17 @@
  * carrier), then read lateness from the store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { io, type Socket } from 'socket.io-client';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FakeTwilio } from '../test/helpers/fake-twilio.js';
 import { armLeadMs, armTimers, call, people, pool, setContacts, type Armed } from './arm.js';
+import { Carrier } from './carrier.js';
 import { EventLoopSampler, StoreReader, waitUntil } from './measure.js';
+import { Moderators } from './moderator.js';
 import type { BenchOptions } from './options.js';
 import { emptyRow, judge, lateness, percentile, type Row } from './result.js';
 import { startVigil, type Vigil } from './vigil.js';
 import type { Workload } from './workloads.js';
 
-const CARRIER_LATENCY_MS = 50;
 const BURST = 'burst-';
 const SAFE = 'safe-';
 // reduce, not spread: a 60 s steady run has 60,000 values
@@ -33,42 +32,34 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
   if (w.kind === 'rss') throw new Error('rss is run by runRss');
   const row = emptyRow(w, system);
   const dataDir = mkdtempSync(join(ctx.root, `${w.name}-${system}-`));
-  const fake = await FakeTwilio.start();
-  fake.slow(CARRIER_LATENCY_MS);
+  const carrier = await Carrier.start();
+  const moderators = new Moderators();
   let vigil: Vigil | undefined;
   let reader: StoreReader | undefined;
   let sampler: EventLoopSampler | undefined;
-  let moderator: Socket | undefined;
-  let moderatorEvents = 0;
   try {
     vigil = await startVigil({
       replicas: system === 'replicas3' ? 3 : 1,
       dataDir,
       logLevel: ctx.options.logLevel,
       env: {
-        TWILIO_ACCOUNT_SID: fake.accountSid,
-        TWILIO_AUTH_TOKEN: fake.authToken,
-        TWILIO_FROM: '+15005550006',
-        TWILIO_BASE_URL: fake.url,
+        TWILIO_ACCOUNT_SID: carrier.account.accountSid,
+        TWILIO_AUTH_TOKEN: carrier.account.authToken,
+        TWILIO_FROM: carrier.account.from,
+        TWILIO_BASE_URL: carrier.account.url,
         ...ctx.options.vigilEnv,
       },
     });
-    if (ctx.options.moderator) {
-      // as when the console is open: every SOS and delivery is also pushed to a moderator (on the first process)
-      const m = io(vigil.urls[0]!, { auth: { token: vigil.token('bench-moderator', true) }, transports: ['websocket'] });
-      moderator = m;
-      m.onAny(() => moderatorEvents++);
-      await new Promise<void>((resolve, reject) => {
-        m.once('ready', () => resolve());
-        m.once('connect_error', reject);
-      });
-    }
+    // as when the console is open: one moderator socket on each replica, for the whole run
+    const v0 = vigil;
+    await Promise.all(v0.urls.map((url, k) => moderators.connect(url, v0.token(`bench-moderator-${k}`, true))));
     const n = w.kind === 'steady' ? w.rate * w.seconds : w.count;
     const checkins = w.kind === 'checkins' ? w.checkins : 0;
     row.count = n;
     const burst = people(vigil, BURST, n);
     const safe = people(vigil, SAFE, checkins);
-    const rate = await setContacts(vigil, [...burst, ...safe]);
+    const owners = new Map<string, string>();
+    const rate = await setContacts(vigil, [...burst, ...safe], owners);
     // every timer armed before the first deadline, steady runs too (as BullMQ adds its jobs up front): the
     // figures are the engine's, not arming traffic's (an earlier harness overlapped them and said so in the notes)
     const lead = armLeadMs(n + checkins, rate);
@@ -106,13 +97,12 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     // up to its own interval): a figure a busy machine does not inflate the way it inflates lateness
     row.notes.push(`CPU until all committed ${Math.round(vigil.cpuMs() - cpuBefore)} ms`);
     const expectedSms = 2 * n;
-    if (w.kind === 'burst' && w.sms) {
-      row.smsExpected = expectedSms;
-      const smsDone = await waitUntil(() => fake.accepted.length >= expectedSms, last + Math.max(90_000, expectedSms * 25));
-      if (!smsDone) row.notes.push('gave up waiting for the carrier');
-    }
+    // every workload waits for its texts: the contact's figure is the one people feel
+    await carrier.waitFor(expectedSms, row);
+    if (w.kind === 'burst' && w.sms) row.smsExpected = expectedSms;
+    // and for every moderator socket's SOS (they are pushed right after the commit)
+    await moderators.waitFor(n, Date.now() + 30_000);
     const tapped = await taps;
-    if (moderator) row.notes.push(`moderator socket on the first process: ${moderatorEvents} events`);
     row.eldP99Ms = await sampler.stop();
     row.peakRssMb = vigil.peakRssMb();
 
@@ -120,10 +110,9 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.completed = incidents.length;
     Object.assign(row, lateness(incidents.map((i) => i.committed - i.deadline)));
     if (incidents.length) row.drainMs = max(incidents.map((i) => i.committed)) - max(incidents.map((i) => i.deadline));
-    if (row.smsExpected !== undefined) {
-      row.smsSent = fake.accepted.length;
-      if (fake.accepted.length) row.smsDrainMs = max(fake.accepted.map((m) => m.dateCreated.getTime())) - last;
-    }
+    const deadlineOf = new Map(armed.map((a) => [a.userId, a.expiresAt]));
+    moderators.figures(row, n);
+    carrier.figures(row, expectedSms, (to) => deadlineOf.get(owners.get(to) ?? ''), last);
     if (w.kind === 'checkins') {
       const statuses = r.timerStatuses(SAFE);
       const sos = r.count(SAFE);
@@ -140,11 +129,11 @@ export async function runVigilTiming(w: Workload, system: 'embedded' | 'replicas
     row.error = err instanceof Error ? err.message.split('\n')[0] : String(err);
     judge(w, row);
   } finally {
-    moderator?.close();
+    moderators.close();
     await sampler?.stop();
     reader?.close();
     await vigil?.stop();
-    await fake.close();
+    await carrier.close();
     if (!ctx.options.keep) rmSync(dataDir, { recursive: true, force: true });
   }
   return row;

@@ -58,5 +58,5 @@ function sized(name: WorkloadName, o: Pick<BenchOptions, 'quick' | 'sustain'>): 
   }
 }
 
-/** BullMQ runs the timing workloads only (it has no SMS, check-ins or store). */
+/** BullMQ runs the timing workloads only (it has no check-ins or store); its jobs send texts and emit the SOS like Vigil. */
 export const bullmqRuns = (w: Workload): boolean => w.kind === 'burst' || w.kind === 'steady';
