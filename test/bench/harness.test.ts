@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { eventLoopP99Ms } from '../../bench/measure.js';
 import { parseOptions } from '../../bench/options.js';
-import { emptyRow, judge, lateness, percentile, smsRow } from '../../bench/result.js';
+import { Carrier, CARRIER_LATENCY_MS } from '../../bench/carrier.js';
+import { emptyRow, judge, lateness, percentile, smsRow, spread } from '../../bench/result.js';
 import { workload } from '../../bench/workloads.js';
 
 describe('bench harness', () => {
@@ -50,5 +51,43 @@ describe('bench harness', () => {
     const bull = { ...emptyRow(w, 'bullmq'), maxMs: 99_999 };
     judge(w, bull);
     expect(bull.pass).toBeUndefined();
+  });
+
+  it("times each contact's SOS from their first message: accepted = arrival + the carrier's latency; other numbers are not counted", async () => {
+    const carrier = await Carrier.start();
+    try {
+      const w = workload('burst10k', parseOptions(['--quick'], {}));
+      const row = emptyRow(w, 'embedded');
+      row.smsExpected = 3;
+      const at = (ms: number) => new Date(10_000 + ms);
+      const msg = (to: string, ms: number) => ({
+        sid: `SM${to}${ms}`,
+        to,
+        body: 'x',
+        dateCreated: at(ms),
+        dateSent: at(ms),
+        status: 'queued' as const,
+      });
+      // +1 gets its SOS at 100 ms and a later text (not its SOS); +2 at 300 ms; +9 is nobody of the workload
+      carrier.fake.accepted.push(msg('+1', 100), msg('+2', 300), msg('+1', 900), msg('+9', 50));
+      const deadlines: Record<string, number> = { '+1': 10_000, '+2': 10_000 };
+      carrier.figures(row, 4, (to) => deadlines[to], 10_000);
+      expect(row.texts).toEqual({
+        p50: 100 + CARRIER_LATENCY_MS,
+        p99: 300 + CARRIER_LATENCY_MS,
+        max: 300 + CARRIER_LATENCY_MS,
+        count: 2,
+        expected: 4,
+      });
+      expect(row.smsSent).toBe(4);
+      expect(row.smsDrainMs).toBe(900);
+    } finally {
+      await carrier.close();
+    }
+  });
+
+  it('spreads figures as p50 / p99 / max, none for no values', () => {
+    expect(spread([5, 1, 3])).toEqual({ p50: 3, p99: 5, max: 5 });
+    expect(spread([])).toBeUndefined();
   });
 });
