@@ -27,6 +27,7 @@ import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
 import { adminTokenRoutes, ownTokenRoutes } from './routes/tokens.js';
 import { notificationRoutes, ownIncidentRoutes, sosRoutes } from './routes/safety.js';
+import { AccessAudit } from '../app/access-audit.js';
 import type { NotificationService } from '../app/notifications.js';
 import type { PanicService } from '../app/panic.js';
 
@@ -208,13 +209,15 @@ export function createApp(d: AppDeps): Express {
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store, d.contactIds));
   if (d.revocations) api.use('/me/tokens', markBase, ownTokenRoutes(d.revocations));
-  if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
+  // every moderator read of a person's data is audited, whatever else is mounted
+  const access = new AccessAudit(d.store);
+  if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location, access));
   if (d.safety)
     api
       .use('/sos', markBase, sosRoutes(d.safety.panic))
       .use('/incidents', markBase, ownIncidentRoutes(d.safety.panic, d.location))
       .use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
-  api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
+  api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers, access));
   if (d.moderation) api.use('/admin', markBase, adminOnly, moderationRoutes(d.moderation, d.incidents));
   if (d.revocations) api.use('/admin', markBase, adminOnly, adminTokenRoutes(d.revocations));
   app.use('/v1', api);

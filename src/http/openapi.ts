@@ -45,6 +45,7 @@ import {
   SosBody,
   SosIdempotencyKey,
   TimerQuery,
+  AdminTimerQuery,
   TrailsQuery,
 } from './validation.js';
 
@@ -445,6 +446,7 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'getIncident',
         summary: 'One incident with its deliveries (moderators)',
+        description: 'Audited: one `incident.read` line per request (the card carries the contacts and their texts).',
         parameters: [ref('parameters', 'IncidentId')],
         responses: {
           '200': ok('The incident', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId),
@@ -458,7 +460,7 @@ function paths(): Record<string, PathItem> {
         operationId: 'getIncidentTrails',
         summary: 'The location trails of several incidents in one request (moderators)',
         description:
-          'Each as `GET /v1/admin/incidents/{id}/locations` answers it (empty once the incident is closed); an id with no incident is left out. For a board of open incidents: one request, one charge to the budget, instead of one per card.',
+          'Each as `GET /v1/admin/incidents/{id}/locations` answers it (empty once the incident is closed); an id with no incident is left out. For a board of open incidents: one request, one charge to the budget, instead of one per card. Audited: one `trail.read` line per incident read, written together.',
         parameters: queryParameters(TrailsQuery),
         responses: {
           '200': ok('The trails', ref('schemas', 'TrailList'), requestId),
@@ -471,7 +473,8 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'getIncidentTrail',
         summary: 'The location trail of an open incident (moderators)',
-        description: 'Kept fixes of the incident’s timer, oldest first; empty once the incident is closed.',
+        description:
+          'Kept fixes of the incident’s timer, oldest first; empty once the incident is closed. Audited: one `trail.read` line per request.',
         parameters: [ref('parameters', 'IncidentId')],
         responses: {
           '200': ok('The trail', ref('schemas', 'Trail'), requestId),
@@ -483,11 +486,15 @@ function paths(): Record<string, PathItem> {
       post: incidentCommand(
         'acknowledgeIncident',
         'Acknowledge an active incident',
-        'Idempotent; a resolved incident cannot be acknowledged (409).',
+        'Idempotent; a resolved incident cannot be acknowledged (409). Audited (`incident.acknowledge`) in the same write.',
       ),
     },
     '/v1/admin/incidents/{id}/resolve': {
-      post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
+      post: incidentCommand(
+        'resolveIncident',
+        'Resolve an open incident',
+        'Idempotent; a false alarm stays a false alarm (409). Audited (`incident.resolve`) in the same write.',
+      ),
     },
     '/v1/admin/escalations/failed': {
       get: {
@@ -508,7 +515,7 @@ function paths(): Record<string, PathItem> {
         operationId: 'retryFailedEscalation',
         summary: 'Send a dead-lettered escalation back to the sweep (moderators)',
         description:
-          'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
+          'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer. Audited (`escalation.retry`) in the same write.',
         parameters: [parameter('timerId', 'path', true, z.toJSONSchema(IdParam, generate))],
         requestBody: noBody,
         responses: {
@@ -522,7 +529,10 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'listUserTimers',
         summary: "A person's timers (moderators; support: is her timer still running?)",
-        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(TimerQuery)],
+        description:
+          'Audited: one `timers.read` line per request, with the stated `reason`. While the person has no open incident (before ' +
+          'any SOS) a `reason` is required: 400 `reason_required` without one.',
+        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(AdminTimerQuery)],
         responses: {
           '200': ok(
             'Timers',
@@ -613,8 +623,10 @@ function paths(): Record<string, PathItem> {
       get: {
         tags: ['admin'],
         operationId: 'listAudit',
-        summary: 'What moderators did: resends, cancellations, notes, token revocations (moderators)',
-        description: 'Newest first, 50 per page unless `limit` says otherwise; pass `cursor` back for the next (older) page.',
+        summary: "What moderators did and read: actions on incidents and texts, token revocations, reads of a person's data (moderators)",
+        description:
+          'Newest first, 50 per page unless `limit` says otherwise; pass `cursor` back for the next (older) page with the same ' +
+          'filters. `actor`, `person` and `incident` keep only the lines that match every one given.',
         parameters: queryParameters(AuditQuery),
         responses: { '200': ok('Audit lines', ref('schemas', 'AuditPage'), requestId), ...errors(...userErrors, '403') },
       },

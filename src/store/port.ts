@@ -95,6 +95,13 @@ export interface OpenedIncident {
 export interface TransitionOptions {
   /** moving to `resolved`: the contacts who were texted are owed a closing text (`allClear: 'pending'` in the same write) */
   closingTexts?: boolean;
+  /**
+   * A moderator's command: its audit line (`incident.acknowledge` / `incident.resolve`, its id
+   * derived from the incident) is written with the CAS (SQLite: one transaction; MongoDB: right
+   * after it). With `from` empty nothing moves, and the line of the step the incident already
+   * took is written again with who took it: a line lost between a CAS and it is filled in.
+   */
+  audit?: boolean;
 }
 
 /** Live timers and open incidents by status. */
@@ -158,8 +165,12 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null>;
   /** Dead-lettered escalations, oldest deadline first. */
   failedEscalations(limit: number): Promise<Timer[]>;
-  /** CAS escalation failed → pending with the failure count reset (a moderator retries it); the last error is kept. */
-  retryEscalation(timerId: string): Promise<Timer | null>;
+  /**
+   * CAS escalation failed → pending with the failure count reset (a moderator, `actor`, retries it);
+   * the last error is kept. Audited (`escalation.retry`) with the CAS (SQLite: one transaction; MongoDB:
+   * right after it, and again by a repeat that finds the retry applied).
+   */
+  retryEscalation(timerId: string, actor: string): Promise<Timer | null>;
   /**
    * Live timers due and not claimed: past their deadline plus `graceMs` (default 0; a timer in
    * its grace is not late). How many, and the oldest deadline among them (queue age: `now -

@@ -13,6 +13,7 @@
  * with the reason.
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
+import { auditCases } from './store-contract-audit.js';
 import { batchCases } from './store-contract-batch.js';
 import { commandCases } from './store-contract-commands.js';
 import { contactIdCases } from './store-contract-contact-ids.js';
@@ -99,6 +100,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     safetyCases(ctx);
     sosCases(ctx);
     moderationCases(ctx);
+    auditCases(ctx);
     contactIdCases(ctx);
     tokenCases(ctx);
 

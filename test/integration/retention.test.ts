@@ -56,7 +56,13 @@ async function oldIncident(close: boolean): Promise<Incident> {
   await past.markEscalated(timer!.id, incident.id);
   for (const c of await past.claimDeliveries(10, 60_000))
     await past.recordAttempt(c.key, c.attempts, { status: 'sent', carrier: 'console', providerMessageId: `SM${randomUUID()}` });
-  await past.addIncidentNote({ id: randomUUID(), incidentId: incident.id, author: 'mod-ann', text: 'Rita called back from 555-0199.' });
+  await past.addIncidentNote({
+    id: randomUUID(),
+    incidentId: incident.id,
+    person: incident.userId,
+    author: 'mod-ann',
+    text: 'Rita called back from 555-0199.',
+  });
   if (close) await past.transitionIncident(incident.id, ['active'], 'resolved', 'mod-ann');
   return incident;
 }

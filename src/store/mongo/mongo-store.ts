@@ -244,6 +244,8 @@ export class MongoStore implements Store {
   readonly addIncidentNote = this.op('addIncidentNote', moderation.addIncidentNote);
   readonly notesFor = this.op('notesFor', moderation.notesFor);
   readonly listAudit = this.op('listAudit', moderation.listAudit);
+  readonly recordAccess = this.op('recordAccess', moderation.recordAccess);
+  readonly openIncidentOf = this.op('openIncidentOf', moderation.openIncidentOf);
   readonly redactClosed = this.op('redactClosed', moderation.redactClosed);
 
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────

@@ -176,6 +176,8 @@ export class SqliteStore implements Store {
   addIncidentNote = this.op('addIncidentNote', moderation.addIncidentNote);
   notesFor = this.op('notesFor', moderation.notesFor);
   listAudit = this.op('listAudit', moderation.listAudit);
+  recordAccess = this.op('recordAccess', moderation.recordAccess);
+  openIncidentOf = this.op('openIncidentOf', moderation.openIncidentOf);
   redactClosed = this.op('redactClosed', moderation.redactClosed);
 
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────
