@@ -71,6 +71,14 @@ export const DOMAIN_ERRORS = {
     kind: 'conflict',
     meaning: 'the incident command does not apply in its current state; `details.status` carries it',
   },
+  incident_open: {
+    kind: 'conflict',
+    meaning: '`DELETE /v1/me` while an SOS of the caller is open: nothing is erased; ask again once it is closed (`details.incidentId`)',
+  },
+  timer_live: {
+    kind: 'conflict',
+    meaning: '`DELETE /v1/me` while a timer of the caller is running: nothing is erased; check in or cancel first (`details.timerId`)',
+  },
   incident_busy: { kind: 'conflict', meaning: 'the incident kept changing during the command; retry' },
   incident_redacted: { kind: 'conflict', meaning: 'the incident was anonymised by retention: it takes no new notes' },
   incident_false_alarm: { kind: 'conflict', meaning: 'resend refused: the person checked in (false alarm), their SOS is not sent again' },

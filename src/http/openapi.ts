@@ -23,6 +23,8 @@ import {
   IncidentWithDeliveries,
   Readiness,
   Revocation,
+  PersonalExport,
+  Erasure,
   Timer,
   TimerList,
   Trail,
@@ -429,6 +431,31 @@ function paths(): Record<string, PathItem> {
         responses: { '200': ok('Revoked', ref('schemas', 'Revocation'), requestId), ...errors(...userErrors) },
       },
     },
+    '/v1/me/export': {
+      get: {
+        tags: ['personal data'],
+        operationId: 'exportOwnData',
+        summary: 'Everything Vigil holds about the caller, as JSON',
+        description:
+          'Timers, their stored location fixes, contacts, inbox, incidents about them (as their own view: no moderator ids) and ' +
+          'how many Idempotency-Keys are kept for them. What each kind of record is and how long it lives: docs/privacy.md.',
+        responses: { '200': ok('The export', ref('schemas', 'PersonalExport'), requestId), ...errors(...userErrors) },
+      },
+    },
+    '/v1/me': {
+      delete: {
+        tags: ['personal data'],
+        operationId: 'eraseOwnData',
+        summary: "Erase the caller's data",
+        description:
+          'Deletes their timers, location fixes, contacts, inbox and Idempotency-Keys at once. Their incidents, the texts of ' +
+          "those and the audit lines about them stay for the moderators' review (retention anonymises them on its schedule), " +
+          'naming only a pseudonym (`p_…`, a keyed hash of the user id). While an SOS of theirs is open (409 `incident_open`) or ' +
+          'a timer runs (409 `timer_live`) nothing is erased: ask again once it is over. Repeating it is harmless.',
+        requestBody: noBody,
+        responses: { '200': ok('Erased', ref('schemas', 'Erasure'), requestId), ...errors(...userErrors, '409') },
+      },
+    },
     '/v1/admin/incidents': {
       get: {
         tags: ['admin'],
@@ -774,6 +801,8 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['NoteInput', NoteBody],
     ['AuditLine', AuditLine],
     ['Revocation', Revocation],
+    ['PersonalExport', PersonalExport],
+    ['Erasure', Erasure],
     ['AuditPage', AuditPage],
     ['Error', ErrorBody],
   ];
@@ -805,6 +834,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
       { name: 'timers', description: "A person's own timers" },
       { name: 'contacts', description: 'Emergency contacts' },
       { name: 'tokens', description: "A person's own tokens" },
+      { name: 'personal data', description: "A person's own data: export and erasure" },
       { name: 'sos', description: 'The panic button' },
       { name: 'notifications', description: "A person's inbox" },
       { name: 'admin', description: 'Moderators (`role: "admin"`)' },

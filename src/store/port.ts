@@ -15,6 +15,7 @@ import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome, NewDelivery };
 import type { ModerationStore } from './port-moderation.js';
+import type { PersonalDataStore } from './port-personal.js';
 import type { SafetyStore } from './port-safety.js';
 import type { TokenStore } from './port-tokens.js';
 
@@ -110,7 +111,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

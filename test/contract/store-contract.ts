@@ -24,6 +24,7 @@ import { incidentCases } from './store-contract-incidents.js';
 import { locationCases } from './store-contract-location.js';
 import { moderationCases } from './store-contract-moderation.js';
 import { outboxCases } from './store-contract-outbox.js';
+import { personalCases } from './store-contract-personal.js';
 import { raceCases } from './store-contract-races.js';
 import { receiptCases } from './store-contract-receipts.js';
 import { safetyCases } from './store-contract-safety.js';
@@ -101,6 +102,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     sosCases(ctx);
     moderationCases(ctx);
     auditCases(ctx);
+    personalCases(ctx);
     contactIdCases(ctx);
     tokenCases(ctx);
 
