@@ -169,6 +169,8 @@ export interface RetentionCounts {
   /** location fixes deleted (the trail of an anonymised timer) */
   fixes: number;
   notes: number;
+  /** inbox entries deleted (recorded before the cut-off) */
+  notifications: number;
 }
 export const RETENTION_KINDS = [
   'timers',
@@ -176,4 +178,5 @@ export const RETENTION_KINDS = [
   'deliveries',
   'notes',
   'fixes',
+  'notifications',
 ] as const satisfies readonly (keyof RetentionCounts)[];

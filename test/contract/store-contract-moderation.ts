@@ -221,10 +221,24 @@ export function moderationCases(ctx: ContractContext): void {
       await store.addFixes([fixAt(live.id, live.userId, live.startedAt.getTime())]);
 
       // a cut-off before they closed: nothing is old enough
-      expect(await store.redactClosed(at(safe.startedAt, -1), 100)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(at(safe.startedAt, -1), 100)).toEqual({
+        timers: 0,
+        incidents: 0,
+        deliveries: 0,
+        notes: 0,
+        fixes: 0,
+        notifications: 0,
+      });
       const cutoff = at(await store.now(), 1);
       await ctx.passTime(cutoff);
-      expect(await store.redactClosed(cutoff, 100)).toEqual({ timers: 2, incidents: 1, deliveries: 2, notes: 1, fixes: 2 });
+      expect(await store.redactClosed(cutoff, 100)).toEqual({
+        timers: 2,
+        incidents: 1,
+        deliveries: 2,
+        notes: 1,
+        fixes: 2,
+        notifications: 0,
+      });
       expect(await store.listFixes(safe.id, 10)).toEqual([]);
       expect(await store.listFixes(live.id, 10)).toHaveLength(1);
 
@@ -248,7 +262,14 @@ export function moderationCases(ctx: ContractContext): void {
       expect((await store.deliveriesFor([open.incident.id]))[0]).toMatchObject({ body: 'SOS body 0', status: 'pending' });
       expect((await store.notesFor([open.incident.id]))[0]?.text).toBe('Calling.');
 
-      expect(await store.redactClosed(cutoff, 100)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(cutoff, 100)).toEqual({
+        timers: 0,
+        incidents: 0,
+        deliveries: 0,
+        notes: 0,
+        fixes: 0,
+        notifications: 0,
+      });
       // an anonymised delivery is never resent
       const d = (await store.deliveriesFor([closed.incident.id]))[0]!;
       expect(await store.resendDelivery(d.key, MOD)).toBeNull();
@@ -268,11 +289,11 @@ export function moderationCases(ctx: ContractContext): void {
       const cutoff = at(await store.now(), 1);
       await ctx.passTime(cutoff);
       // four closed timers (the incident's too: it is closed), two per run
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
       await finishAll(store, 'dead');
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 1, deliveries: 1, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 1, deliveries: 1, notes: 0, fixes: 0, notifications: 0 });
     });
   });
 }

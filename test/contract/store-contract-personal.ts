@@ -130,5 +130,34 @@ export function personalCases(ctx: ContractContext): void {
         counts: { timers: 0, fixes: 0, contacts: 0, notifications: 0, idempotencyRecords: 0, incidents: 0, deliveries: 0, auditLines: 0 },
       });
     });
+
+    it('retention deletes inbox entries recorded before the cut-off and anonymises a dead letter nobody retried (which then cannot be retried)', async () => {
+      const store = ctx.store();
+      const userId = `u-${randomUUID()}`;
+      const note = (id: string) => ({ id, userId, key: id, kind: 'timer_warning' as const, title: 't', body: 'b' });
+      await store.addNotification(note(`ntf_old_${randomUUID()}`));
+      const { timer } = await openedIncident(store, { userId, locationName: 'Blue Bottle', location: { lat: 1, lng: 2 } });
+      // its escalation dead-lettered: no incident was needed to get here
+      const dead = await arm(store, { userId: `d-${randomUUID()}`, startOffsetMs: -120_000, expiresInMs: -1_000, locationName: 'Pier 39' });
+      const [claimed] = (await store.claimDueTimers(10, 2)).filter((t) => t.id === dead.id);
+      expect(claimed).toBeDefined();
+      expect((await store.recordEscalationFailure(dead.id, 'boom', 1))?.escalation).toBe('failed');
+      const cutoff = await store.now();
+      await ctx.passTime(cutoff);
+      await store.addNotification(note(`ntf_new_${randomUUID()}`));
+
+      const counts = await store.redactClosed(cutoff, 100);
+      expect(counts.notifications).toBe(1);
+      expect((await store.listNotifications(userId)).map((n) => n.id.slice(0, 8))).toEqual(['ntf_new_']);
+      const anonymised = await store.getTimer(dead.id);
+      expect(anonymised?.locationName).toBeUndefined();
+      expect(anonymised?.escalation).toBe('failed');
+      // an anonymised dead letter has nothing left to escalate with: a retry changes nothing
+      expect(await store.retryEscalation(dead.id, 'mod-ann')).toBeNull();
+      expect((await store.getTimer(dead.id))?.escalation).toBe('failed');
+      // the SOS timer (escalation pending, its incident open) is untouched
+      expect((await store.getTimer(timer.id))?.locationName).toBe('Blue Bottle');
+      expect((await store.redactClosed(cutoff, 100)).notifications).toBe(0);
+    });
   });
 }

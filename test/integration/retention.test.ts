@@ -106,7 +106,14 @@ describe('retention job', () => {
     expect(second.outcome).toBe('done');
     const total = (k: 'timers' | 'incidents' | 'deliveries' | 'notes') => first.counts[k] + second.counts[k];
     expect([total('timers'), total('incidents'), total('deliveries'), total('notes')]).toEqual([5, 2, 2, 2]);
-    expect((await v.vigil.retention.run()).counts).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+    expect((await v.vigil.retention.run()).counts).toEqual({
+      timers: 0,
+      incidents: 0,
+      deliveries: 0,
+      notes: 0,
+      fixes: 0,
+      notifications: 0,
+    });
 
     for (const i of closed) {
       const view = (await v.api(admin, 'GET', `/v1/admin/incidents/${i.id}`)).body.incident;

@@ -318,6 +318,8 @@ function notificationSchema(): Schema<NotificationDoc> {
   s.index({ userId: 1, key: 1 }, { name: 'one_per_fact', unique: true });
   // the inbox, newest first
   s.index({ userId: 1, createdAt: -1, _id: -1 }, { name: 'inbox' });
+  // retention: the oldest entries first
+  s.index({ createdAt: 1 }, { name: 'retention' });
   return s;
 }
 

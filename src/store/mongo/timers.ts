@@ -368,7 +368,8 @@ export async function failedEscalations(ctx: Ctx, limit: number): Promise<Timer[
 export async function retryEscalation(ctx: Ctx, timerId: string, actor: string): Promise<Timer | null> {
   const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.timers, {
-    filter: { _id: timerId, escalation: 'failed' },
+    // an anonymised dead letter (retention) has no place left to escalate with
+    filter: { _id: timerId, escalation: 'failed', redactedAt: { $exists: false } },
     update: (op) => ({
       $set: { escalation: 'pending', lastOp: op, retriedBy: actor, retriedAt: now },
       $unset: { escalationAttempts: 1 },

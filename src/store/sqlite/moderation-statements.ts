@@ -56,10 +56,14 @@ export const MODERATION_SQL = Object.freeze({
   // the trail of an anonymised timer (closed, its incident closed) is deleted with it
   retentionFixes: `DELETE FROM location_fixes WHERE rowid IN (
     SELECT f.rowid FROM location_fixes AS f JOIN timers AS t ON t.id = f.timer_id WHERE t.redacted_at IS NOT NULL LIMIT @limit)`,
+  // the inbox: an entry recorded before the cut-off is deleted (index notifications_created, migration 026)
+  retentionNotifications: `DELETE FROM notifications WHERE id IN (
+    SELECT id FROM notifications WHERE created_at < @before ORDER BY created_at LIMIT @limit)`,
+  // closed timers, and dead letters (escalation failed) that nobody retried before the cut-off
   retentionTimers: `UPDATE timers SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, meeting = NULL, redacted_at = @now, updated_at = store_now()
     WHERE id IN (
         SELECT t.id FROM timers AS t
-        WHERE t.redacted_at IS NULL AND t.status IN ('safe','cancelled','expired') AND t.resolved_at < @before AND t.escalation IN ('none','done')
+        WHERE t.redacted_at IS NULL AND t.status IN ('safe','cancelled','expired') AND t.resolved_at < @before AND t.escalation IN ('none','done','failed')
           AND NOT EXISTS (SELECT 1 FROM incidents AS i WHERE i.timer_id = t.id AND NOT (${INCIDENT_EXPIRED}))
         ORDER BY t.resolved_at LIMIT @limit)
     RETURNING id`,

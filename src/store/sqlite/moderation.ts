@@ -171,7 +171,8 @@ export const redactClosed = write((c, before: Date, limit: number): RetentionCou
     const incidents = c.st.retentionIncidents.all(b).length;
     const timers = c.st.retentionTimers.all(b).length;
     const fixes = c.st.retentionFixes.run({ limit }).changes;
-    return { timers, incidents, deliveries, notes, fixes };
+    const notifications = c.st.retentionNotifications.run({ before: b.before, limit }).changes;
+    return { timers, incidents, deliveries, notes, fixes, notifications };
   });
   return run.immediate();
 });
