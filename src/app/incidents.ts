@@ -97,6 +97,8 @@ export class IncidentService {
       if (!cur) throw NotFound('incident_not_found', `no incident ${id}`);
       const d = decideIncident(command, cur.status);
       if (d.kind === 'noop') {
+        // a repeat writes the first one's audit line again (one lost between its CAS and it, MongoDB)
+        await this.store.transitionIncident(id, [], cur.status, by, { audit: true });
         // a repeated resolve finishes closing texts a failed first one left owed
         if (command === 'resolve' && cur.allClear === 'pending') await this.ended(cur);
         return cur;
@@ -104,7 +106,8 @@ export class IncidentService {
       if (d.kind === 'conflict')
         throw Conflict('incident_wrong_state', `cannot ${command} an incident that is ${cur.status}`, { status: cur.status });
       const closing = d.to === 'resolved' && this.ending?.notifyContacts === true;
-      const moved = await this.store.transitionIncident(id, d.from, d.to, by, closing ? { closingTexts: true } : {});
+      // a moderator's command: audited in the same write
+      const moved = await this.store.transitionIncident(id, d.from, d.to, by, { audit: true, ...(closing ? { closingTexts: true } : {}) });
       if (moved) {
         this.events.publish(incidentEvent(moved));
         if (moved.status === 'acknowledged') await this.notifications?.record(acknowledgedNotification(moved, newId('ntf')));

@@ -9,7 +9,7 @@ import { deliveryKey, type Delivery } from '../domain/delivery.js';
 import { Conflict, DomainError, Invalid, NotFound } from '../domain/errors.js';
 import type { Incident } from '../domain/incident.js';
 import { maskPhone } from '../domain/messages.js';
-import { alreadyResent, noteProblem, resendRefusal, type AuditEntry, type IncidentNote } from '../domain/moderation.js';
+import { alreadyResent, noteProblem, resendRefusal, type AuditEntry, type AuditFilter, type IncidentNote } from '../domain/moderation.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, noteEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
@@ -77,7 +77,7 @@ export class ModerationService {
       idempotencyKey === undefined
         ? `note_${randomUUID()}`
         : `note_${createHash('sha256').update(`${actor}\u0000${incidentId}\u0000${idempotencyKey}`).digest('hex').slice(0, 32)}`;
-    const r = await this.store.addIncidentNote({ id, incidentId, author: actor, text });
+    const r = await this.store.addIncidentNote({ id, incidentId, author: actor, text, person: incident.userId });
     if (!r.created && r.note.text !== text)
       throw new DomainError('idempotency_mismatch', 'idempotency_mismatch', 'this Idempotency-Key was already used for another note');
     if (r.created) {
@@ -88,7 +88,7 @@ export class ModerationService {
     return r;
   }
 
-  audit(page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]> {
+  audit(page: { before?: AuditPosition; limit: number; filter?: AuditFilter }): Promise<AuditEntry[]> {
     return this.store.listAudit(page);
   }
 

@@ -104,10 +104,10 @@ export class TimerService {
 
   /**
    * A moderator sends a dead-lettered escalation back to the sweep (after fixing its
-   * cause): pending again with a fresh count. Repeats answer with the current timer.
+   * cause): pending again with a fresh count, audited. Repeats answer with the current timer.
    */
-  async retryEscalation(timerId: string): Promise<Timer> {
-    const t = (await this.store.retryEscalation(timerId)) ?? (await this.store.getTimer(timerId));
+  async retryEscalation(timerId: string, actor: string): Promise<Timer> {
+    const t = (await this.store.retryEscalation(timerId, actor)) ?? (await this.store.getTimer(timerId));
     if (!t) throw notFound(timerId);
     return t;
   }

@@ -17,6 +17,7 @@ import { PanicService } from '../app/panic.js';
 import { SmsBudget } from '../app/sms-budget.js';
 import { TimerService } from '../app/timers.js';
 import { TokenRevocations } from '../app/token-revocations.js';
+import { PersonalDataService } from '../app/personal-data.js';
 import type { Config } from '../config.js';
 import { consoleRouter } from '../console/router.js';
 import { makeLimits } from '../domain/limits.js';
@@ -143,6 +144,7 @@ export async function startServices(
   });
   const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location });
   const moderation = new ModerationService(store, realtime.publisher, metrics);
+  const personal = new PersonalDataService(store, (userId) => contactIds.pseudonym(userId));
   const expressApp = createApp({
     store,
     contactIds,
@@ -151,6 +153,7 @@ export async function startServices(
     location,
     safety: { panic, notifications },
     moderation,
+    personal,
     metrics,
     log,
     tracing,

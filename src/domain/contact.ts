@@ -27,6 +27,12 @@ export interface ContactIdKey {
   of(userId: string, phone: string): string;
   /** the id that replaces `oldId` (derived with another scheme) when its number is gone (masked by retention) */
   rewrap(oldId: string): string;
+  /**
+   * The name a person keeps in the audit, their incidents and texts once they erased their data
+   * (`DELETE /v1/me`): `p_` and 16 hex digits of an HMAC of the user id with the same key, so it
+   * cannot be turned back into the id without the key (docs/privacy.md, "Your data").
+   */
+  pseudonym(userId: string): string;
   /** names the key without revealing it (an HMAC of a fixed label); stored with the ids it derived */
   readonly fingerprint: string;
   /** the fingerprint of the key it replaces (CONTACT_ID_KEY_PREVIOUS): ids derived with it are re-keyed */
@@ -47,6 +53,7 @@ export function contactIdKey(key: string, previous?: string): ContactIdKey {
     // same shape as before (`c_` and 16 hex digits): the id is opaque to clients
     of: (userId, phone) => `c_${hmac(key, 'vigil/contact-id', userId, phone).slice(0, 16)}`,
     rewrap: (oldId) => `c_${hmac(key, 'vigil/contact-id/rewrap', oldId).slice(0, 16)}`,
+    pseudonym: (userId) => `p_${hmac(key, 'vigil/pseudonym', userId).slice(0, 16)}`,
     fingerprint: fingerprintOf(key),
     ...(previous === undefined ? {} : { previousFingerprint: fingerprintOf(previous) }),
   };

@@ -25,6 +25,15 @@ export const DOMAIN_ERRORS = {
   fix_in_future: { kind: 'invalid', meaning: 'a location fix whose time `at` is in the future' },
   fix_before_timer: { kind: 'invalid', meaning: 'a location fix whose time `at` is before the timer started' },
   note_invalid: { kind: 'invalid', meaning: 'a moderator note that is empty, too long, or holds control, bidi or zero-width characters' },
+  reason_required: {
+    kind: 'invalid',
+    meaning:
+      'a moderator looked up a person’s timers while the person has no open incident without a `reason` (recorded in the audit: [privacy.md](privacy.md#the-audit))',
+  },
+  reason_invalid: {
+    kind: 'invalid',
+    meaning: 'a stated `reason` that is empty, too long, or holds control, bidi or zero-width characters',
+  },
   invalid_cursor: { kind: 'invalid', meaning: 'a `cursor` this API did not issue' },
   invalid_write_concern: { kind: 'invalid', meaning: 'start-up only: the MongoDB write concern is neither `majority` nor a number ≥ 1' },
   invalid_operation_timeout: {
@@ -61,6 +70,14 @@ export const DOMAIN_ERRORS = {
   incident_wrong_state: {
     kind: 'conflict',
     meaning: 'the incident command does not apply in its current state; `details.status` carries it',
+  },
+  incident_open: {
+    kind: 'conflict',
+    meaning: '`DELETE /v1/me` while an SOS of the caller is open: nothing is erased; ask again once it is closed (`details.incidentId`)',
+  },
+  timer_live: {
+    kind: 'conflict',
+    meaning: '`DELETE /v1/me` while a timer of the caller is running: nothing is erased; check in or cancel first (`details.timerId`)',
   },
   incident_busy: { kind: 'conflict', meaning: 'the incident kept changing during the command; retry' },
   incident_redacted: { kind: 'conflict', meaning: 'the incident was anonymised by retention: it takes no new notes' },

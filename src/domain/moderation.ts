@@ -3,11 +3,32 @@
  * Pure rules: what may be resent, what a note may contain, how a stored number is masked.
  */
 import { allClearStep, type Delivery } from './delivery.js';
-import type { Incident } from './incident.js';
+import type { Incident, IncidentStatus } from './incident.js';
+import type { Timer } from './timer.js';
 
-/** What a moderator did; one audit line per action and record. */
-export const AUDIT_ACTIONS = ['delivery.resend', 'delivery.cancel', 'incident.note', 'user.revoke_tokens'] as const;
+/**
+ * What a moderator did or read; one audit line per action and record, one per request for a read
+ * (`*.read`: what a moderator saw of a person's data).
+ */
+export const AUDIT_ACTIONS = [
+  'delivery.resend',
+  'delivery.cancel',
+  'incident.note',
+  'user.revoke_tokens',
+  'incident.acknowledge',
+  'incident.resolve',
+  'escalation.retry',
+  'incident.read',
+  'trail.read',
+  'timers.read',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** The reads a moderator makes of a person's data: recorded before the data is read (one line per request). */
+export type AccessAction = Extract<AuditAction, 'incident.read' | 'trail.read' | 'timers.read'>;
+
+/** A longest stated reason for looking at a person's timers (`timers.read` without an open incident). */
+export const REASON_MAX_CHARS = 500;
 
 export interface AuditEntry {
   /** stable per fact (`resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`, `revoke:<userId>:<stampMs>`): writing it twice keeps one line */
@@ -18,9 +39,23 @@ export interface AuditEntry {
   action: AuditAction;
   /** what it was done on: a delivery key, an incident id, or a person (`user.revoke_tokens`) */
   target: string;
-  /** the incident it concerns; none for an action on a person (`user.revoke_tokens`) */
+  /** the incident it concerns; none for an action on a person (`user.revoke_tokens`, `timers.read`) */
+  incidentId?: string;
+  /** whose data it concerns (the person of the incident, the timer, the tokens); a pseudonym once they erased their data */
+  person?: string;
+  /** why the moderator looked (required to read a person's timers while they have no open incident) */
+  reason?: string;
+}
+
+/** Which lines to list: every given field must match. */
+export interface AuditFilter {
+  actor?: string;
+  person?: string;
   incidentId?: string;
 }
+
+/** A line to record; its time is the store's. */
+export type NewAuditLine = Omit<AuditEntry, 'at'>;
 
 export interface IncidentNote {
   id: string;
@@ -42,7 +77,37 @@ export const auditId = {
   cancel: (key: string) => `cancel:${key}`,
   note: (noteId: string) => `note:${noteId}`,
   revoke: (userId: string, stamp: Date) => `revoke:${userId}:${stamp.getTime()}`,
+  acknowledge: (incidentId: string) => `ack:${incidentId}`,
+  resolve: (incidentId: string) => `resolve:${incidentId}`,
+  retry: (timerId: string, at: Date) => `retry:${timerId}:${at.getTime()}`,
+  /** a read is its own fact: one line per request, named by a fresh id */
+  read: (requestId: string) => `read:${requestId}`,
 };
+
+/** The audit line of a moderator's acknowledge or resolve of `incident` (moved to `to` by `by`). */
+export function moderatorStep(incident: Incident, to: IncidentStatus, by: string): NewAuditLine {
+  const acknowledge = to === 'acknowledged';
+  return {
+    id: acknowledge ? auditId.acknowledge(incident.id) : auditId.resolve(incident.id),
+    actor: by,
+    action: acknowledge ? 'incident.acknowledge' : 'incident.resolve',
+    target: incident.id,
+    incidentId: incident.id,
+    person: incident.userId,
+  };
+}
+
+/** The audit line of a moderator's retry of a dead-lettered escalation, at `at` (store clock). */
+export function retryLine(t: Timer, actor: string, at: Date): NewAuditLine {
+  return {
+    id: auditId.retry(t.id, at),
+    actor,
+    action: 'escalation.retry',
+    target: t.id,
+    person: t.userId,
+    ...(t.incidentId === undefined ? {} : { incidentId: t.incidentId }),
+  };
+}
 
 /**
  * Why a moderator may not send this delivery again, or `null` when they may. Only a dead or
@@ -88,6 +153,14 @@ export function noteProblem(text: string): string | null {
   return null;
 }
 
+/** Why a stated reason for a read is refused, or `null`: plain text, as a note, at most REASON_MAX_CHARS. */
+export function reasonProblem(reason: string): string | null {
+  if (reason.trim().length === 0) return 'a reason cannot be empty';
+  if (reason.length > REASON_MAX_CHARS) return `a reason has at most ${REASON_MAX_CHARS} characters`;
+  if (NOTE_UNSAFE.test(reason)) return 'a reason is plain text: control, bidirectional and zero-width characters are not allowed';
+  return null;
+}
+
 /** Records one retention batch anonymised, by kind (the metric label). */
 export interface RetentionCounts {
   timers: number;
@@ -96,6 +169,8 @@ export interface RetentionCounts {
   /** location fixes deleted (the trail of an anonymised timer) */
   fixes: number;
   notes: number;
+  /** inbox entries deleted (recorded before the cut-off) */
+  notifications: number;
 }
 export const RETENTION_KINDS = [
   'timers',
@@ -103,4 +178,5 @@ export const RETENTION_KINDS = [
   'deliveries',
   'notes',
   'fixes',
+  'notifications',
 ] as const satisfies readonly (keyof RetentionCounts)[];

@@ -26,8 +26,11 @@ import { adminLocationRoutes, locationRoutes } from './routes/location.js';
 import { moderationRoutes } from './routes/moderation.js';
 import { timerRoutes } from './routes/timers.js';
 import { adminTokenRoutes, ownTokenRoutes } from './routes/tokens.js';
+import { personalDataRoutes } from './routes/me.js';
 import { notificationRoutes, ownIncidentRoutes, sosRoutes } from './routes/safety.js';
+import { AccessAudit } from '../app/access-audit.js';
 import type { NotificationService } from '../app/notifications.js';
+import type { PersonalDataService } from '../app/personal-data.js';
 import type { PanicService } from '../app/panic.js';
 
 export interface AppDeps {
@@ -40,6 +43,8 @@ export interface AppDeps {
   location?: LocationService;
   /** the panic button and the inbox (absent: those routes are not mounted) */
   safety?: { panic: PanicService; notifications: NotificationService };
+  /** the caller's own data: export and erasure (`/v1/me/export`, `DELETE /v1/me`); not mounted when absent */
+  personal?: PersonalDataService;
   /** moderator actions on texts (resend, cancel, notes, audit); not mounted when absent */
   moderation?: ModerationService;
   metrics: Metrics;
@@ -208,13 +213,16 @@ export function createApp(d: AppDeps): Express {
   api.use('/timers', markBase, timerRoutes(d.timers));
   api.use('/me/contacts', markBase, contactRoutes(d.store, d.contactIds));
   if (d.revocations) api.use('/me/tokens', markBase, ownTokenRoutes(d.revocations));
-  if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location));
+  if (d.personal) api.use('/me', markBase, personalDataRoutes(d.personal));
+  // every moderator read of a person's data is audited, whatever else is mounted
+  const access = new AccessAudit(d.store);
+  if (d.location) api.use('/admin', markBase, adminOnly, adminLocationRoutes(d.location, access));
   if (d.safety)
     api
       .use('/sos', markBase, sosRoutes(d.safety.panic))
       .use('/incidents', markBase, ownIncidentRoutes(d.safety.panic, d.location))
       .use('/me/notifications', markBase, notificationRoutes(d.safety.notifications));
-  api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers));
+  api.use('/admin', markBase, adminOnly, adminRoutes(d.incidents, d.timers, access));
   if (d.moderation) api.use('/admin', markBase, adminOnly, moderationRoutes(d.moderation, d.incidents));
   if (d.revocations) api.use('/admin', markBase, adminOnly, adminTokenRoutes(d.revocations));
   app.use('/v1', api);

@@ -41,6 +41,16 @@ function decodeAuditCursor(s: string): AuditCursor | undefined {
   }
 }
 
+// as an id in a path (validation.ts IdParam): printable ASCII, at most 200 characters
+const filterId = (description: string, example: string) =>
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+    .meta({ description, examples: [example] })
+    .optional();
+
 export const AuditQuery = z.strictObject({
   cursor: z
     .string()
@@ -59,6 +69,9 @@ export const AuditQuery = z.strictObject({
     })
     .optional(),
   limit: z.coerce.number().int().min(1).max(PAGE_SIZE).optional(),
+  actor: filterId('only the lines of this moderator (`sub`)', 'mod-ann'),
+  person: filterId('only the lines about this person (user id)', 'alice'),
+  incident: filterId('only the lines about this incident', 'inc_0197a1b2-0000-7000-8000-000000000001'),
 });
 
 // ── responses ──────────────────────────────────────────────────────────────────
@@ -73,14 +86,29 @@ export const Note = z.object({
 });
 
 export const AuditLine = z.object({
-  id: z
-    .string()
-    .meta({ description: 'stable per fact: `resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`, `revoke:<userId>:<stamp ms>`' }),
+  id: z.string().meta({
+    description:
+      'stable per fact: `resend:<key>:<n>`, `cancel:<key>`, `note:<noteId>`, `revoke:<userId>:<stamp ms>`, `ack:<incidentId>`, ' +
+      '`resolve:<incidentId>`, `retry:<timerId>:<ms>`; a read: `read:<request id>` (per incident for a read of many trails)',
+  }),
   at: at('when it was done (store clock)'),
   actor: z.string().meta({ description: 'the moderator (`sub`)' }),
   action: z.enum(AUDIT_ACTIONS),
-  target: z.string().meta({ description: 'a delivery key (resend, cancel), an incident id (note) or a person (`user.revoke_tokens`)' }),
-  incidentId: z.string().meta({ description: 'absent for an action on a person (`user.revoke_tokens`)' }).optional(),
+  target: z.string().meta({
+    description:
+      'a delivery key (resend, cancel), an incident id (note, acknowledge, resolve, `incident.read`, `trail.read`), a timer id (retry) or a person (`user.revoke_tokens`, `timers.read`)',
+  }),
+  incidentId: z
+    .string()
+    .meta({ description: 'absent for an action on a person (`user.revoke_tokens`, `timers.read` without an open incident)' })
+    .optional(),
+  person: z
+    .string()
+    .meta({
+      description: 'whose data it concerns (user id); a pseudonym (`p_…`) once they erased their data; absent on lines older than it',
+    })
+    .optional(),
+  reason: z.string().meta({ description: 'why the moderator looked (`timers.read`)' }).optional(),
 });
 
 export const AuditPage = z.object({

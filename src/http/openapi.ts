@@ -23,6 +23,8 @@ import {
   IncidentWithDeliveries,
   Readiness,
   Revocation,
+  PersonalExport,
+  Erasure,
   Timer,
   TimerList,
   Trail,
@@ -45,6 +47,7 @@ import {
   SosBody,
   SosIdempotencyKey,
   TimerQuery,
+  AdminTimerQuery,
   TrailsQuery,
 } from './validation.js';
 
@@ -428,6 +431,31 @@ function paths(): Record<string, PathItem> {
         responses: { '200': ok('Revoked', ref('schemas', 'Revocation'), requestId), ...errors(...userErrors) },
       },
     },
+    '/v1/me/export': {
+      get: {
+        tags: ['personal data'],
+        operationId: 'exportOwnData',
+        summary: 'Everything Vigil holds about the caller, as JSON',
+        description:
+          'Timers, their stored location fixes, contacts, inbox, incidents about them (as their own view: no moderator ids) and ' +
+          'how many Idempotency-Keys are kept for them. What each kind of record is and how long it lives: docs/privacy.md.',
+        responses: { '200': ok('The export', ref('schemas', 'PersonalExport'), requestId), ...errors(...userErrors) },
+      },
+    },
+    '/v1/me': {
+      delete: {
+        tags: ['personal data'],
+        operationId: 'eraseOwnData',
+        summary: "Erase the caller's data",
+        description:
+          'Deletes their timers, location fixes, contacts, inbox and Idempotency-Keys at once. Their incidents, the texts of ' +
+          "those and the audit lines about them stay for the moderators' review (retention anonymises them on its schedule), " +
+          'naming only a pseudonym (`p_…`, a keyed hash of the user id). While an SOS of theirs is open (409 `incident_open`) or ' +
+          'a timer runs (409 `timer_live`) nothing is erased: ask again once it is over. Repeating it is harmless.',
+        requestBody: noBody,
+        responses: { '200': ok('Erased', ref('schemas', 'Erasure'), requestId), ...errors(...userErrors, '409') },
+      },
+    },
     '/v1/admin/incidents': {
       get: {
         tags: ['admin'],
@@ -445,6 +473,7 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'getIncident',
         summary: 'One incident with its deliveries (moderators)',
+        description: 'Audited: one `incident.read` line per request (the card carries the contacts and their texts).',
         parameters: [ref('parameters', 'IncidentId')],
         responses: {
           '200': ok('The incident', obj({ incident: ref('schemas', 'IncidentWithDeliveries') }), requestId),
@@ -458,7 +487,7 @@ function paths(): Record<string, PathItem> {
         operationId: 'getIncidentTrails',
         summary: 'The location trails of several incidents in one request (moderators)',
         description:
-          'Each as `GET /v1/admin/incidents/{id}/locations` answers it (empty once the incident is closed); an id with no incident is left out. For a board of open incidents: one request, one charge to the budget, instead of one per card.',
+          'Each as `GET /v1/admin/incidents/{id}/locations` answers it (empty once the incident is closed); an id with no incident is left out. For a board of open incidents: one request, one charge to the budget, instead of one per card. Audited: one `trail.read` line per incident read, written together.',
         parameters: queryParameters(TrailsQuery),
         responses: {
           '200': ok('The trails', ref('schemas', 'TrailList'), requestId),
@@ -471,7 +500,8 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'getIncidentTrail',
         summary: 'The location trail of an open incident (moderators)',
-        description: 'Kept fixes of the incident’s timer, oldest first; empty once the incident is closed.',
+        description:
+          'Kept fixes of the incident’s timer, oldest first; empty once the incident is closed. Audited: one `trail.read` line per request.',
         parameters: [ref('parameters', 'IncidentId')],
         responses: {
           '200': ok('The trail', ref('schemas', 'Trail'), requestId),
@@ -483,11 +513,15 @@ function paths(): Record<string, PathItem> {
       post: incidentCommand(
         'acknowledgeIncident',
         'Acknowledge an active incident',
-        'Idempotent; a resolved incident cannot be acknowledged (409).',
+        'Idempotent; a resolved incident cannot be acknowledged (409). Audited (`incident.acknowledge`) in the same write.',
       ),
     },
     '/v1/admin/incidents/{id}/resolve': {
-      post: incidentCommand('resolveIncident', 'Resolve an open incident', 'Idempotent; a false alarm stays a false alarm (409).'),
+      post: incidentCommand(
+        'resolveIncident',
+        'Resolve an open incident',
+        'Idempotent; a false alarm stays a false alarm (409). Audited (`incident.resolve`) in the same write.',
+      ),
     },
     '/v1/admin/escalations/failed': {
       get: {
@@ -508,7 +542,7 @@ function paths(): Record<string, PathItem> {
         operationId: 'retryFailedEscalation',
         summary: 'Send a dead-lettered escalation back to the sweep (moderators)',
         description:
-          'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer.',
+          'The escalation becomes `pending` with its failure count reset; the next sweep retries it. Idempotent: any other escalation state answers with the current timer. Audited (`escalation.retry`) in the same write.',
         parameters: [parameter('timerId', 'path', true, z.toJSONSchema(IdParam, generate))],
         requestBody: noBody,
         responses: {
@@ -522,7 +556,10 @@ function paths(): Record<string, PathItem> {
         tags: ['admin'],
         operationId: 'listUserTimers',
         summary: "A person's timers (moderators; support: is her timer still running?)",
-        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(TimerQuery)],
+        description:
+          'Audited: one `timers.read` line per request, with the stated `reason`. While the person has no open incident (before ' +
+          'any SOS) a `reason` is required: 400 `reason_required` without one.',
+        parameters: [parameter('userId', 'path', true, z.toJSONSchema(IdParam, generate)), ...queryParameters(AdminTimerQuery)],
         responses: {
           '200': ok(
             'Timers',
@@ -613,8 +650,10 @@ function paths(): Record<string, PathItem> {
       get: {
         tags: ['admin'],
         operationId: 'listAudit',
-        summary: 'What moderators did: resends, cancellations, notes, token revocations (moderators)',
-        description: 'Newest first, 50 per page unless `limit` says otherwise; pass `cursor` back for the next (older) page.',
+        summary: "What moderators did and read: actions on incidents and texts, token revocations, reads of a person's data (moderators)",
+        description:
+          'Newest first, 50 per page unless `limit` says otherwise; pass `cursor` back for the next (older) page with the same ' +
+          'filters. `actor`, `person` and `incident` keep only the lines that match every one given.',
         parameters: queryParameters(AuditQuery),
         responses: { '200': ok('Audit lines', ref('schemas', 'AuditPage'), requestId), ...errors(...userErrors, '403') },
       },
@@ -762,6 +801,8 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['NoteInput', NoteBody],
     ['AuditLine', AuditLine],
     ['Revocation', Revocation],
+    ['PersonalExport', PersonalExport],
+    ['Erasure', Erasure],
     ['AuditPage', AuditPage],
     ['Error', ErrorBody],
   ];
@@ -793,6 +834,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
       { name: 'timers', description: "A person's own timers" },
       { name: 'contacts', description: 'Emergency contacts' },
       { name: 'tokens', description: "A person's own tokens" },
+      { name: 'personal data', description: "A person's own data: export and erasure" },
       { name: 'sos', description: 'The panic button' },
       { name: 'notifications', description: "A person's inbox" },
       { name: 'admin', description: 'Moderators (`role: "admin"`)' },

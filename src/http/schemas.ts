@@ -217,3 +217,31 @@ export const NotificationList = z.object({
   more: z.boolean().meta({ description: 'older ones remain: read again with `cursor`' }),
   cursor: z.string().meta({ description: 'opaque; pass it back as `cursor` for the next, older page (present when `more`)' }).optional(),
 });
+
+/** `GET /v1/me/export`: everything Vigil holds about the caller (docs/privacy.md, "Your data"). */
+export const PersonalExport = z.object({
+  userId: z.string(),
+  exportedAt: at('when this export was read'),
+  timers: z.array(Timer).meta({ description: 'every timer of theirs, oldest first' }),
+  fixes: z.array(Fix.extend({ timerId: z.string() })).meta({ description: 'the stored location fixes of those timers' }),
+  contacts: z.array(Contact),
+  notifications: z.array(Notification).meta({ description: 'their inbox, oldest first' }),
+  incidents: z.array(Incident).meta({ description: 'incidents about them (their SOS), oldest first' }),
+  idempotencyRecords: z.number().int().min(0).meta({ description: 'Idempotency-Keys kept for their requests (arming, commands, panic)' }),
+});
+
+const count = (description: string) => z.number().int().min(0).meta({ description });
+
+/** `DELETE /v1/me`: what was erased, and what was kept under the pseudonym. */
+export const Erasure = z.object({
+  erased: z.object({
+    timers: count('timers deleted'),
+    fixes: count('location fixes deleted'),
+    contacts: count('contacts deleted'),
+    notifications: count('inbox entries deleted'),
+    idempotencyRecords: count('Idempotency-Keys deleted'),
+    incidents: count('incidents kept for review, naming only the pseudonym'),
+    deliveries: count('texts of those incidents, naming only the pseudonym'),
+    auditLines: count('audit lines about the caller, naming only the pseudonym'),
+  }),
+});

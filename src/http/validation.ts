@@ -8,6 +8,7 @@ import { decodeCursor, type ChangePosition } from '../app/cursor.js';
 import { Invalid } from '../domain/errors.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
 import { hasRefusedNameChars } from '../domain/messages.js';
+import { REASON_MAX_CHARS } from '../domain/moderation.js';
 import { PAGE_SIZE } from '../domain/paging.js';
 import { TIMER_STATUSES } from '../domain/timer.js';
 import { MeetingBody } from '../wire/location.js';
@@ -81,6 +82,19 @@ const since = z
 const limit = z.coerce.number().int().min(1).max(PAGE_SIZE).optional();
 
 export const TimerQuery = z.strictObject({ status: z.enum(TIMER_STATUSES).optional(), since, limit });
+/** A moderator's look at a person's timers: why, required while the person has no open incident (recorded in the audit). */
+export const AdminTimerQuery = TimerQuery.extend({
+  reason: z
+    .string()
+    .min(1)
+    .max(REASON_MAX_CHARS)
+    .meta({
+      description:
+        'Why the moderator looks (plain text), recorded in the audit. Required while the person has no open incident (400 `reason_required`).',
+      examples: ['She called support: her phone died at the café'],
+    })
+    .optional(),
+});
 export const IncidentQuery = z.strictObject({ status: z.enum(INCIDENT_STATUSES).optional(), since, limit });
 
 export const IdempotencyKey = z

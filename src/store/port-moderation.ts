@@ -5,7 +5,8 @@
  * so writing it again — a repeated request — keeps one line and fills a missing one.
  */
 import type { Delivery } from '../domain/delivery.js';
-import type { AuditEntry, IncidentNote, RetentionCounts } from '../domain/moderation.js';
+import type { Incident } from '../domain/incident.js';
+import type { AuditEntry, AuditFilter, IncidentNote, NewAuditLine, RetentionCounts } from '../domain/moderation.js';
 
 export interface NewNote {
   /** derived from the moderator and their Idempotency-Key when given, so a retry finds the same note */
@@ -13,6 +14,8 @@ export interface NewNote {
   incidentId: string;
   author: string;
   text: string;
+  /** the person of the incident (named in the audit line) */
+  person: string;
 }
 
 /** Keyset position in the audit, newest first: lines strictly older than `(at, id)`. */
@@ -38,8 +41,16 @@ export interface ModerationStore {
   addIncidentNote(note: NewNote): Promise<{ note: IncidentNote; created: boolean }>;
   /** Notes of these incidents, oldest first. */
   notesFor(incidentIds: string[]): Promise<IncidentNote[]>;
-  /** Audit lines newest first, strictly before `before` when given. */
-  listAudit(page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]>;
+  /** Audit lines newest first, strictly before `before` when given; only those matching every field of `filter`. */
+  listAudit(page: { before?: AuditPosition; limit: number; filter?: AuditFilter }): Promise<AuditEntry[]>;
+  /**
+   * Record a moderator's read of a person's data (one line per request, its id fresh), before
+   * the data is read: a read whose line cannot be written is not served. Several lines (a read of
+   * many incidents at once: one per incident) are one write.
+   */
+  recordAccess(lines: NewAuditLine[]): Promise<void>;
+  /** The person's open (active or acknowledged) incident, if any: a moderator may look at their timers without a stated reason. */
+  openIncidentOf(userId: string): Promise<Incident | null>;
   /**
    * Retention, one bounded batch per kind: timers closed before `before` (safe, cancelled, or
    * expired with the escalation done or never needed) and whose incident, if any, is closed lose

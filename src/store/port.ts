@@ -15,6 +15,7 @@ import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome, NewDelivery };
 import type { ModerationStore } from './port-moderation.js';
+import type { PersonalDataStore } from './port-personal.js';
 import type { SafetyStore } from './port-safety.js';
 import type { TokenStore } from './port-tokens.js';
 
@@ -95,6 +96,13 @@ export interface OpenedIncident {
 export interface TransitionOptions {
   /** moving to `resolved`: the contacts who were texted are owed a closing text (`allClear: 'pending'` in the same write) */
   closingTexts?: boolean;
+  /**
+   * A moderator's command: its audit line (`incident.acknowledge` / `incident.resolve`, its id
+   * derived from the incident) is written with the CAS (SQLite: one transaction; MongoDB: right
+   * after it). With `from` empty nothing moves, and the line of the step the incident already
+   * took is written again with who took it: a line lost between a CAS and it is filled in.
+   */
+  audit?: boolean;
 }
 
 /** Live timers and open incidents by status. */
@@ -103,7 +111,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */
@@ -158,8 +166,12 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   recordEscalationFailure(timerId: string, error: string, maxAttempts: number): Promise<Timer | null>;
   /** Dead-lettered escalations, oldest deadline first. */
   failedEscalations(limit: number): Promise<Timer[]>;
-  /** CAS escalation failed → pending with the failure count reset (a moderator retries it); the last error is kept. */
-  retryEscalation(timerId: string): Promise<Timer | null>;
+  /**
+   * CAS escalation failed → pending with the failure count reset (a moderator, `actor`, retries it);
+   * the last error is kept. Audited (`escalation.retry`) with the CAS (SQLite: one transaction; MongoDB:
+   * right after it, and again by a repeat that finds the retry applied).
+   */
+  retryEscalation(timerId: string, actor: string): Promise<Timer | null>;
   /**
    * Live timers due and not claimed: past their deadline plus `graceMs` (default 0; a timer in
    * its grace is not late). How many, and the oldest deadline among them (queue age: `now -

@@ -13,5 +13,14 @@ export function noteView(n: IncidentNote) {
 }
 
 export function auditView(a: AuditEntry) {
-  return { id: a.id, at: a.at.toISOString(), actor: a.actor, action: a.action, target: a.target, incidentId: a.incidentId };
+  return {
+    id: a.id,
+    at: a.at.toISOString(),
+    actor: a.actor,
+    action: a.action,
+    target: a.target,
+    incidentId: a.incidentId,
+    person: a.person,
+    reason: a.reason,
+  };
 }

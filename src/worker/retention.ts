@@ -30,7 +30,7 @@ export interface RetentionReport {
 }
 
 const DAY_MS = 86_400_000;
-const zero = (): RetentionCounts => ({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+const zero = (): RetentionCounts => ({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
 
 export class RetentionJob {
   constructor(

@@ -250,6 +250,8 @@ describe.skipIf(!hasChromium)(chromiumSuite('moderator console'), () => {
 
     // the timers view for the person whose timer still runs
     await a.getByLabel('Person (user id)').fill('carol');
+    // carol has no SOS: the look needs a stated reason (recorded in the audit)
+    await a.getByLabel('Reason', { exact: true }).fill('Support call: is her timer still running?');
     await a.getByRole('button', { name: 'Show timers' }).click();
     const carolRow = a.locator('#timers-body tr').first();
     await expect.poll(() => carolRow.textContent()).toContain('running');

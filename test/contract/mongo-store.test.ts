@@ -11,7 +11,8 @@ import { EARLY_RECEIPT_KEEP_MS, receiptFrom } from '../../src/domain/delivery.js
 import { DomainError } from '../../src/domain/errors.js';
 import { ServerClock } from '../../src/store/mongo/clock.js';
 import { makeModels } from '../../src/store/mongo/schemas.js';
-import { extendTimer, extendTimerKeyed } from '../../src/store/mongo/timers.js';
+import { transitionIncident } from '../../src/store/mongo/incidents.js';
+import { extendTimer, extendTimerKeyed, retryEscalation } from '../../src/store/mongo/timers.js';
 import { FERRETDB_UPDATES_PER_COMMAND, type Ctx } from '../../src/store/mongo/writes.js';
 import { MongoStore, type CommandInfo, type MongoStoreOptions, type ServerKind } from '../../src/store/mongo/mongo-store.js';
 import { FERRET_MISSING, ferretAvailable, startFerretDb, type FerretDb } from '../helpers/ferretdb.js';
@@ -435,3 +436,73 @@ describe('server clock', () => {
     expect(after.getTime()).toBeGreaterThanOrEqual(before.getTime());
   });
 });
+
+describe.skipIf(!kind)(
+  `mongo: a line lost between a moderator's CAS and its audit line is filled in by a repeat (${kind ?? 'no server'})`,
+  () => {
+    /**
+     * No multi-document transaction here: the CAS stamps who acted, the line follows. A Ctx whose
+     * audit model refuses every write stands for a crash between the two: the change stands, the line
+     * is missing, and the repeat of the command (the API's answer to an error is to try again) writes it.
+     */
+    async function auditDown() {
+      const f = await fresh();
+      const conn = await mongoose.createConnection(uri ?? '', { dbName: f.dbName, autoIndex: false, autoCreate: false }).asPromise();
+      const m = makeModels(conn);
+      const audit = new Proxy(m.audit, {
+        get: (target, p, receiver) =>
+          p === 'bulkWrite' ? () => Promise.reject(new Error('audit down')) : (Reflect.get(target, p, receiver) as unknown),
+      });
+      const ctx: Ctx = {
+        m: { ...m, audit },
+        wc: new mongoose.mongo.WriteConcern('majority', 5000),
+        updatesPerCommand: kind === 'ferretdb' ? FERRETDB_UPDATES_PER_COMMAND : Infinity,
+        now: () => f.store.now(),
+      };
+      return { ...f, ctx, cleanup: async () => (await conn.close(), await f.cleanup()) };
+    }
+
+    it('acknowledge and resolve', async () => {
+      const { store, ctx, cleanup } = await auditDown();
+      try {
+        const { incident } = await openedIncident(store);
+        await expect(transitionIncident(ctx, incident.id, ['active'], 'acknowledged', 'mod-ann', { audit: true })).rejects.toThrow(
+          'audit down',
+        );
+        await expect(transitionIncident(ctx, incident.id, ['acknowledged'], 'resolved', 'mod-bob', { audit: true })).rejects.toThrow(
+          'audit down',
+        );
+        expect((await store.getIncident(incident.id))?.status).toBe('resolved');
+        expect(await store.listAudit({ limit: 10 })).toEqual([]);
+        // the repeats (IncidentService answers them as no-ops) write the lines, naming who acted first
+        await store.transitionIncident(incident.id, [], 'acknowledged', 'mod-cat', { audit: true });
+        await store.transitionIncident(incident.id, [], 'resolved', 'mod-cat', { audit: true });
+        await store.transitionIncident(incident.id, [], 'resolved', 'mod-cat', { audit: true });
+        const lines = await store.listAudit({ limit: 10 });
+        expect(lines.map((l) => [l.id, l.actor]).sort()).toEqual([
+          [`ack:${incident.id}`, 'mod-ann'],
+          [`resolve:${incident.id}`, 'mod-bob'],
+        ]);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('retry of a dead-lettered escalation', async () => {
+      const { store, ctx, cleanup } = await auditDown();
+      try {
+        const { timer } = await openedIncident(store);
+        await store.recordEscalationFailure(timer.id, 'boom', 1);
+        await expect(retryEscalation(ctx, timer.id, 'mod-ann')).rejects.toThrow('audit down');
+        expect((await store.getTimer(timer.id))?.escalation).toBe('pending');
+        expect(await store.listAudit({ limit: 10 })).toEqual([]);
+        expect(await store.retryEscalation(timer.id, 'mod-bob')).toBeNull();
+        expect(await store.retryEscalation(timer.id, 'mod-bob')).toBeNull();
+        const lines = await store.listAudit({ limit: 10 });
+        expect(lines.map((l) => [l.action, l.actor, l.person])).toEqual([['escalation.retry', 'mod-ann', timer.userId]]);
+      } finally {
+        await cleanup();
+      }
+    });
+  },
+);

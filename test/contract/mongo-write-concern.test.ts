@@ -245,7 +245,7 @@ const WRITES: TaggedWrite[] = [
       await store.claimDueTimers(10, 1);
       await store.recordEscalationFailure(t.id, 'carrier down', 1);
       return {
-        run: () => store.retryEscalation(t.id),
+        run: () => store.retryEscalation(t.id, 'mod-ann'),
         applied: async () => (await store.getTimer(t.id))?.escalation === 'pending',
         check: async (r) => expect(r).toEqual(await store.getTimer(t.id)),
       };

@@ -127,16 +127,34 @@ export function moderationCases(ctx: ContractContext): void {
       const { incident } = await incidentWith(store, 0);
       const before = await store.getIncident(incident.id);
       const id1 = randomUUID();
-      const first = await store.addIncidentNote({ id: id1, incidentId: incident.id, author: MOD, text: 'Called her brother.\nNo answer.' });
+      const first = await store.addIncidentNote({
+        id: id1,
+        incidentId: incident.id,
+        person: incident.userId,
+        author: MOD,
+        text: 'Called her brother.\nNo answer.',
+      });
       expect(first).toMatchObject({
         created: true,
         note: { id: id1, incidentId: incident.id, author: MOD, text: 'Called her brother.\nNo answer.' },
       });
-      const retry = await store.addIncidentNote({ id: id1, incidentId: incident.id, author: MOD, text: 'something else' });
+      const retry = await store.addIncidentNote({
+        id: id1,
+        incidentId: incident.id,
+        person: incident.userId,
+        author: MOD,
+        text: 'something else',
+      });
       expect(retry).toEqual({ created: false, note: first.note });
       // a later millisecond: notes of the same millisecond are ordered by id, which is random here
       await ctx.passTime(at(first.note!.createdAt, 1));
-      await store.addIncidentNote({ id: randomUUID(), incidentId: incident.id, author: 'mod-bob', text: 'Police informed.' });
+      await store.addIncidentNote({
+        id: randomUUID(),
+        incidentId: incident.id,
+        person: incident.userId,
+        author: 'mod-bob',
+        text: 'Police informed.',
+      });
       const notes = await store.notesFor([incident.id, randomUUID()]);
       expect(notes.map((n) => n.text)).toEqual(['Called her brother.\nNo answer.', 'Police informed.']);
       expect((await store.listAudit({ limit: 50 })).filter((l) => l.action === 'incident.note')).toHaveLength(2);
@@ -151,7 +169,7 @@ export function moderationCases(ctx: ContractContext): void {
       for (let i = 0; i < 5; i++) {
         const id = randomUUID();
         ids.push(`note:${id}`);
-        await store.addIncidentNote({ id, incidentId: incident.id, author: MOD, text: `n${i}` });
+        await store.addIncidentNote({ id, incidentId: incident.id, person: incident.userId, author: MOD, text: `n${i}` });
       }
       const seen: string[] = [];
       let page = await store.listAudit({ limit: 2 });
@@ -182,19 +200,45 @@ export function moderationCases(ctx: ContractContext): void {
       await store.resolveTimer(safe.id, safe.userId, 'safe');
       const closed = await incidentWith(store, 2);
       await finishAll(store, 'sent');
-      await store.addIncidentNote({ id: randomUUID(), incidentId: closed.incident.id, author: MOD, text: 'Reached her.' });
+      await store.addIncidentNote({
+        id: randomUUID(),
+        incidentId: closed.incident.id,
+        person: closed.incident.userId,
+        author: MOD,
+        text: 'Reached her.',
+      });
       await store.transitionIncident(closed.incident.id, ['active'], 'resolved', MOD);
       // open: an active incident with a pending text and a note, and a live timer
       const open = await incidentWith(store, 1);
-      await store.addIncidentNote({ id: randomUUID(), incidentId: open.incident.id, author: MOD, text: 'Calling.' });
+      await store.addIncidentNote({
+        id: randomUUID(),
+        incidentId: open.incident.id,
+        person: open.incident.userId,
+        author: MOD,
+        text: 'Calling.',
+      });
       const live = await arm(store, place);
       await store.addFixes([fixAt(live.id, live.userId, live.startedAt.getTime())]);
 
       // a cut-off before they closed: nothing is old enough
-      expect(await store.redactClosed(at(safe.startedAt, -1), 100)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(at(safe.startedAt, -1), 100)).toEqual({
+        timers: 0,
+        incidents: 0,
+        deliveries: 0,
+        notes: 0,
+        fixes: 0,
+        notifications: 0,
+      });
       const cutoff = at(await store.now(), 1);
       await ctx.passTime(cutoff);
-      expect(await store.redactClosed(cutoff, 100)).toEqual({ timers: 2, incidents: 1, deliveries: 2, notes: 1, fixes: 2 });
+      expect(await store.redactClosed(cutoff, 100)).toEqual({
+        timers: 2,
+        incidents: 1,
+        deliveries: 2,
+        notes: 1,
+        fixes: 2,
+        notifications: 0,
+      });
       expect(await store.listFixes(safe.id, 10)).toEqual([]);
       expect(await store.listFixes(live.id, 10)).toHaveLength(1);
 
@@ -218,7 +262,14 @@ export function moderationCases(ctx: ContractContext): void {
       expect((await store.deliveriesFor([open.incident.id]))[0]).toMatchObject({ body: 'SOS body 0', status: 'pending' });
       expect((await store.notesFor([open.incident.id]))[0]?.text).toBe('Calling.');
 
-      expect(await store.redactClosed(cutoff, 100)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(cutoff, 100)).toEqual({
+        timers: 0,
+        incidents: 0,
+        deliveries: 0,
+        notes: 0,
+        fixes: 0,
+        notifications: 0,
+      });
       // an anonymised delivery is never resent
       const d = (await store.deliveriesFor([closed.incident.id]))[0]!;
       expect(await store.resendDelivery(d.key, MOD)).toBeNull();
@@ -238,11 +289,11 @@ export function moderationCases(ctx: ContractContext): void {
       const cutoff = at(await store.now(), 1);
       await ctx.passTime(cutoff);
       // four closed timers (the incident's too: it is closed), two per run
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 2, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 });
       await finishAll(store, 'dead');
-      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 1, deliveries: 1, notes: 0, fixes: 0 });
+      expect(await store.redactClosed(cutoff, 2)).toEqual({ timers: 0, incidents: 1, deliveries: 1, notes: 0, fixes: 0, notifications: 0 });
     });
   });
 }

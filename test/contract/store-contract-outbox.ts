@@ -219,15 +219,15 @@ export function outboxCases(ctx: ContractContext): void {
     it('invariant 4: a moderator retries a dead letter: pending again with a fresh count, once', async () => {
       const store = ctx.store();
       const { timer } = await openedIncident(store);
-      expect(await store.retryEscalation(timer.id)).toBeNull(); // pending, not failed
+      expect(await store.retryEscalation(timer.id, 'mod-ann')).toBeNull(); // pending, not failed
       await store.recordEscalationFailure(timer.id, 'boom', 1);
-      const back = await store.retryEscalation(timer.id);
+      const back = await store.retryEscalation(timer.id, 'mod-ann');
       expect(back).toMatchObject({ id: timer.id, escalation: 'pending', escalationError: 'boom' });
       expect(back?.escalationAttempts).toBeUndefined();
-      expect(await store.retryEscalation(timer.id)).toBeNull();
+      expect(await store.retryEscalation(timer.id, 'mod-ann')).toBeNull();
       expect((await store.pendingEscalations(10)).map((t) => t.id)).toEqual([timer.id]);
       expect(await store.failedEscalations(10)).toEqual([]);
-      expect(await store.retryEscalation('no-such-timer')).toBeNull();
+      expect(await store.retryEscalation('no-such-timer', 'mod-ann')).toBeNull();
     });
   });
 }

@@ -13,6 +13,7 @@
  * with the reason.
  */
 import { afterEach, beforeEach, describe, expect, it, TestRunner } from 'vitest';
+import { auditCases } from './store-contract-audit.js';
 import { batchCases } from './store-contract-batch.js';
 import { commandCases } from './store-contract-commands.js';
 import { contactIdCases } from './store-contract-contact-ids.js';
@@ -23,6 +24,7 @@ import { incidentCases } from './store-contract-incidents.js';
 import { locationCases } from './store-contract-location.js';
 import { moderationCases } from './store-contract-moderation.js';
 import { outboxCases } from './store-contract-outbox.js';
+import { personalCases } from './store-contract-personal.js';
 import { raceCases } from './store-contract-races.js';
 import { receiptCases } from './store-contract-receipts.js';
 import { safetyCases } from './store-contract-safety.js';
@@ -99,6 +101,8 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     safetyCases(ctx);
     sosCases(ctx);
     moderationCases(ctx);
+    auditCases(ctx);
+    personalCases(ctx);
     contactIdCases(ctx);
     tokenCases(ctx);
 

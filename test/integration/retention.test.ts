@@ -56,7 +56,13 @@ async function oldIncident(close: boolean): Promise<Incident> {
   await past.markEscalated(timer!.id, incident.id);
   for (const c of await past.claimDeliveries(10, 60_000))
     await past.recordAttempt(c.key, c.attempts, { status: 'sent', carrier: 'console', providerMessageId: `SM${randomUUID()}` });
-  await past.addIncidentNote({ id: randomUUID(), incidentId: incident.id, author: 'mod-ann', text: 'Rita called back from 555-0199.' });
+  await past.addIncidentNote({
+    id: randomUUID(),
+    incidentId: incident.id,
+    person: incident.userId,
+    author: 'mod-ann',
+    text: 'Rita called back from 555-0199.',
+  });
   if (close) await past.transitionIncident(incident.id, ['active'], 'resolved', 'mod-ann');
   return incident;
 }
@@ -100,7 +106,14 @@ describe('retention job', () => {
     expect(second.outcome).toBe('done');
     const total = (k: 'timers' | 'incidents' | 'deliveries' | 'notes') => first.counts[k] + second.counts[k];
     expect([total('timers'), total('incidents'), total('deliveries'), total('notes')]).toEqual([5, 2, 2, 2]);
-    expect((await v.vigil.retention.run()).counts).toEqual({ timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 });
+    expect((await v.vigil.retention.run()).counts).toEqual({
+      timers: 0,
+      incidents: 0,
+      deliveries: 0,
+      notes: 0,
+      fixes: 0,
+      notifications: 0,
+    });
 
     for (const i of closed) {
       const view = (await v.api(admin, 'GET', `/v1/admin/incidents/${i.id}`)).body.incident;

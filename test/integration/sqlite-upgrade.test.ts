@@ -82,6 +82,49 @@ describe('upgrading a version-1 SQLite database', () => {
   });
 });
 
+/** A database at `last` (every migration up to it). */
+function fileAtVersion(last: number): { file: string; db: Database.Database } {
+  const tmp = tempSqliteFile();
+  dirs.push(tmp);
+  const db = new Database(tmp.file);
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const dir = join(process.cwd(), 'src', 'store', 'sqlite', 'migrations');
+  for (const f of readdirSync(dir).sort()) {
+    const version = Number(f.split('_')[0]);
+    if (!f.endsWith('.sql') || version > last) continue;
+    db.exec(readFileSync(join(dir, f), 'utf8'));
+    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(version);
+  }
+  return { file: tmp.file, db };
+}
+
+describe('upgrading a version-24 SQLite database (every access audited, migration 25)', () => {
+  it("keeps every audit line and names its person: the incident's, or the one whose tokens were revoked; new actions are accepted", async () => {
+    const { file, db } = fileAtVersion(24);
+    db.prepare(
+      `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, fence) VALUES ('i1', 't1', 'rita', 'active', 1, 1, 1, 1)`,
+    ).run();
+    db.prepare(
+      `INSERT INTO audit (id, at, actor, action, target, incident_id) VALUES ('note:n1', 1000, 'mod-ann', 'incident.note', 'i1', 'i1'),
+        ('revoke:u9:2000', 2000, 'mod-bob', 'user.revoke_tokens', 'u9', NULL), ('note:n2', 3000, 'mod-ann', 'incident.note', 'gone', 'gone')`,
+    ).run();
+    db.close();
+    const store = await SqliteStore.open({ file });
+    try {
+      expect(await store.listAudit({ limit: 10 })).toEqual([
+        { id: 'note:n2', at: new Date(3000), actor: 'mod-ann', action: 'incident.note', target: 'gone', incidentId: 'gone' },
+        { id: 'revoke:u9:2000', at: new Date(2000), actor: 'mod-bob', action: 'user.revoke_tokens', target: 'u9', person: 'u9' },
+        { id: 'note:n1', at: new Date(1000), actor: 'mod-ann', action: 'incident.note', target: 'i1', incidentId: 'i1', person: 'rita' },
+      ]);
+      expect((await store.listAudit({ limit: 10, filter: { person: 'rita' } })).map((l) => l.id)).toEqual(['note:n1']);
+      await store.transitionIncident('i1', ['active'], 'acknowledged', 'mod-cat', { audit: true });
+      expect((await store.listAudit({ limit: 10, filter: { actor: 'mod-cat' } })).map((l) => l.action)).toEqual(['incident.acknowledge']);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 /** A database at version 12 (every migration before token revocation), with one moderator's audit line. */
 function versionTwelveFile(): string {
   const tmp = tempSqliteFile();
@@ -111,7 +154,7 @@ describe('upgrading a version-12 SQLite database (token revocation, migration 13
       expect(await store.tokensNotBefore(['u9'])).toEqual(new Map([['u9', stamp]]));
       const lines = await store.listAudit({ limit: 10 });
       expect(lines).toEqual([
-        { id: `revoke:u9:${stamp.getTime()}`, at: stamp, actor: 'mod-bob', action: 'user.revoke_tokens', target: 'u9' },
+        { id: `revoke:u9:${stamp.getTime()}`, at: stamp, actor: 'mod-bob', action: 'user.revoke_tokens', target: 'u9', person: 'u9' },
         { id: 'note:n1', at: new Date(1000), actor: 'mod-ann', action: 'incident.note', target: 'i1', incidentId: 'i1' },
       ]);
     } finally {

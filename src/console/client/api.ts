@@ -2,11 +2,13 @@
 import { syncClock } from './clock.js';
 import {
   field,
+  isAuditLine,
   isDelivery,
   isFix,
   isIncidentWithDeliveries,
   isNote,
   isTimer,
+  type AuditLine,
   type Delivery,
   type Fix,
   type IncidentWithDeliveries,
@@ -158,10 +160,27 @@ export class Api {
     return n;
   }
 
-  async timers(userId: string): Promise<Timer[]> {
-    const body = await this.request('GET', `/v1/admin/users/${encodeURIComponent(userId)}/timers?limit=50`);
+  /** A person's timers; `reason` is required while they have no open incident (recorded in the audit). */
+  async timers(userId: string, reason?: string): Promise<Timer[]> {
+    const why = reason ? `&reason=${encodeURIComponent(reason)}` : '';
+    const body = await this.request('GET', `/v1/admin/users/${encodeURIComponent(userId)}/timers?limit=50${why}`);
     const timers = field(body, 'timers', isList(isTimer));
     if (!timers) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected timer list.');
     return timers;
+  }
+
+  /** One page of the audit, newest first, filtered; `cursor` from the previous page for older lines. */
+  async audit(
+    filter: { actor?: string; person?: string; incident?: string },
+    cursor?: string,
+  ): Promise<{ lines: AuditLine[]; cursor?: string }> {
+    const q = new URLSearchParams({ limit: '50' });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    if (cursor) q.set('cursor', cursor);
+    const body = await this.request('GET', `/v1/admin/audit?${q.toString()}`);
+    const lines = field(body, 'audit', isList(isAuditLine));
+    if (!lines) throw new ApiError(200, 'unexpected', 'The server answered with an unexpected audit page.');
+    const next = field(body, 'cursor', (x): x is string => typeof x === 'string');
+    return next ? { lines, cursor: next } : { lines };
   }
 }

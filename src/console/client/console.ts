@@ -1,5 +1,5 @@
 /**
- * The moderator console: sign-in, the live SOS board, the timers view. Plain DOM, no
+ * The moderator console: sign-in, the live SOS board, the timers view, the audit. Plain DOM, no
  * framework. The token lives in sessionStorage (this tab only); a token without the
  * moderator role is refused before any socket is opened, and the API confirms the
  * role (403) before the page goes live.
@@ -11,6 +11,7 @@ import { Alarm, setTitleCount } from './cue.js';
 import { Live, type ConnState } from './live.js';
 import { checkModeratorToken, type Claims } from './token.js';
 import { TimersView } from './timers-view.js';
+import { AuditView } from './audit-view.js';
 import { field, isDelivery, isFix, isIncident, isNote, isTimer, type Incident } from './types.js';
 
 const TOKEN_KEY = 'vigil.console.token';
@@ -81,10 +82,25 @@ const timersView = new TimersView(
   {
     form: $('timers-form', HTMLFormElement),
     input: $('timers-user', HTMLInputElement),
+    reason: $('timers-reason', HTMLInputElement),
     message: $('timers-msg', HTMLElement),
     table: $('timers-table', HTMLTableElement),
     caption: $('timers-caption', HTMLElement),
     body: $('timers-body', HTMLTableSectionElement),
+  },
+  () => api,
+);
+
+const auditView = new AuditView(
+  {
+    form: $('audit-form', HTMLFormElement),
+    actor: $('audit-actor', HTMLInputElement),
+    person: $('audit-person', HTMLInputElement),
+    incident: $('audit-incident', HTMLInputElement),
+    message: $('audit-msg', HTMLElement),
+    table: $('audit-table', HTMLTableElement),
+    body: $('audit-body', HTMLTableSectionElement),
+    more: $('audit-more', HTMLButtonElement),
   },
   () => api,
 );
@@ -300,6 +316,7 @@ function showSignin(message: string, keep?: string): void {
   else sessionStorage.removeItem(TOKEN_KEY);
   board.clear();
   timersView.clear();
+  auditView.clear();
   updateTitle();
   ui.app.hidden = true;
   ui.tools.hidden = true;

@@ -7,6 +7,8 @@ import { isLiveTimer, type Timer } from './types.js';
 export interface TimersElements {
   form: HTMLFormElement;
   input: HTMLInputElement;
+  /** why the moderator looks: required by the server while the person has no open incident */
+  reason: HTMLInputElement;
   message: HTMLElement;
   table: HTMLTableElement;
   caption: HTMLElement;
@@ -23,6 +25,8 @@ const STATUS_TEXT: Record<Timer['status'], string> = {
 
 export class TimersView {
   private userId: string | undefined;
+  /** the reason the person on screen was read with: a refresh reads them again with it */
+  private reason: string | undefined;
   private timers: Timer[] = [];
   private readonly left = new Map<string, HTMLElement>();
   private seq = 0;
@@ -33,7 +37,7 @@ export class TimersView {
   ) {
     els.form.addEventListener('submit', (e) => {
       e.preventDefault();
-      void this.show(els.input.value.trim());
+      void this.show(els.input.value.trim(), els.reason.value.trim() || undefined);
     });
   }
 
@@ -41,7 +45,8 @@ export class TimersView {
     return this.userId;
   }
 
-  async show(userId: string): Promise<void> {
+  /** Show `userId`'s timers; from a card (an open incident) no reason is needed. */
+  async show(userId: string, reason?: string): Promise<void> {
     const api = this.api();
     if (!api) return;
     if (!userId) {
@@ -51,10 +56,11 @@ export class TimersView {
     }
     this.els.input.value = userId;
     this.userId = userId;
+    this.reason = reason;
     const seq = ++this.seq;
     this.els.message.textContent = `Loading timers of ${userId}…`;
     try {
-      const timers = await api.timers(userId);
+      const timers = await api.timers(userId, reason);
       if (seq !== this.seq) return; // a newer request superseded this one
       this.timers = timers;
       this.render();
@@ -65,19 +71,26 @@ export class TimersView {
       if (seq !== this.seq) return;
       this.timers = [];
       this.render();
+      if (err instanceof ApiError && err.code === 'reason_required') {
+        this.els.message.textContent = `${userId} has no open SOS: say why you look in Reason (it is recorded in the audit), then show the timers again.`;
+        this.els.reason.focus();
+        return;
+      }
       this.els.message.textContent = err instanceof ApiError ? `Could not read the timers: ${err.message}` : 'Could not read the timers.';
     }
   }
 
   /** Re-read if `userId` is the person on screen (their timer or incident changed). */
   refreshIf(userId: string): void {
-    if (userId === this.userId) void this.show(userId);
+    if (userId === this.userId) void this.show(userId, this.reason);
   }
 
   clear(): void {
     this.userId = undefined;
+    this.reason = undefined;
     this.timers = [];
     this.els.input.value = '';
+    this.els.reason.value = '';
     this.els.message.textContent = '';
     this.render();
   }

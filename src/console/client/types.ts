@@ -160,3 +160,28 @@ export function eventIdOf(v: unknown): string | undefined {
 
 export const isOpen = (s: IncidentStatus): boolean => s === 'active' || s === 'acknowledged';
 export const isLiveTimer = (s: TimerStatus): boolean => s === 'active' || s === 'extended';
+
+/** One line of the audit (`GET /v1/admin/audit`). */
+export interface AuditLine {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  incidentId?: string;
+  person?: string;
+  reason?: string;
+}
+
+const optStr = (v: Record<string, unknown>, k: string) => v[k] === undefined || typeof v[k] === 'string';
+
+export const isAuditLine = (v: unknown): v is AuditLine =>
+  isObj(v) &&
+  typeof v.id === 'string' &&
+  typeof v.at === 'string' &&
+  typeof v.actor === 'string' &&
+  typeof v.action === 'string' &&
+  typeof v.target === 'string' &&
+  optStr(v, 'incidentId') &&
+  optStr(v, 'person') &&
+  optStr(v, 'reason');

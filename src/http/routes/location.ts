@@ -4,6 +4,7 @@
  * once (`/v1/admin/incidents/locations?ids=`: one request for a whole board).
  */
 import { Router } from 'express';
+import type { AccessAudit } from '../../app/access-audit.js';
 import type { FixInput, LocationService, Trail } from '../../app/location.js';
 import { fixView, postView, type FixBodyInput } from '../../wire/location.js';
 import { principal } from '../auth.js';
@@ -43,16 +44,21 @@ export function locationRoutes(location: LocationService): Router {
 }
 
 /** Mounted at /v1/admin (moderators only). */
-export function adminLocationRoutes(location: LocationService): Router {
+export function adminLocationRoutes(location: LocationService, access: AccessAudit): Router {
   const r = Router();
+  // trail reads are audited before the read: one line per request (per incident for many at once)
   // before `/incidents/:id` (admin.ts, mounted after this router) could take `locations` for an id
   r.get('/incidents/locations', async (req, res) => {
     const { ids } = parse(TrailsQuery, req.query, 'query');
-    const trails = await location.incidentTrails([...new Set(ids)]);
+    const unique = [...new Set(ids)];
+    await access.beforeTrailsRead(principal(req).userId, unique);
+    const trails = await location.incidentTrails(unique);
     res.json({ trails: trails.map(trailView) });
   });
   r.get('/incidents/:id/locations', async (req, res) => {
-    res.json(trailView(await location.incidentTrail(parse(IdParam, req.params.id, 'incident id'))));
+    const id = parse(IdParam, req.params.id, 'incident id');
+    await access.beforeIncidentRead(principal(req).userId, id, 'trail.read');
+    res.json(trailView(await location.incidentTrail(id)));
   });
   return r;
 }

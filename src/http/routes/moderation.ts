@@ -47,7 +47,12 @@ export function moderationRoutes(moderation: ModerationService, incidents: Incid
   r.get('/audit', async (req, res) => {
     const q = parse(AuditQuery, req.query, 'query');
     const limit = q.limit ?? AUDIT_PAGE;
-    const lines = await moderation.audit({ before: q.cursor, limit });
+    const filter = {
+      ...(q.actor === undefined ? {} : { actor: q.actor }),
+      ...(q.person === undefined ? {} : { person: q.person }),
+      ...(q.incident === undefined ? {} : { incidentId: q.incident }),
+    };
+    const lines = await moderation.audit({ before: q.cursor, limit, filter });
     const last = lines[lines.length - 1];
     const more = lines.length === limit;
     res.json({ audit: lines.map(auditView), more, ...(more && last ? { cursor: encodeAuditCursor(last) } : {}) });

@@ -1,10 +1,12 @@
 /** Incident queries of the MongoDB store. */
 import { OPEN_INCIDENT, type Incident, type IncidentStatus } from '../../domain/incident.js';
+import { moderatorStep } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
 import type { ChangedSince, OpenedIncident, TransitionOptions } from '../port.js';
 import { toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
+import { writeAudit } from './moderation.js';
 import type { IncidentDoc } from './schemas.js';
 import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
@@ -111,7 +113,10 @@ export async function transitionIncident(
   by: string,
   opts: TransitionOptions = {},
 ): Promise<Incident | null> {
-  if (from.length === 0) return null;
+  if (from.length === 0) {
+    if (opts.audit) await reauditStep(ctx, id, to);
+    return null;
+  }
   const now = await ctx.now();
   const stamp = to === 'acknowledged' ? { acknowledgedAt: now, acknowledgedBy: by } : { resolvedAt: now, resolvedBy: by };
   // the false alarm and the all-clear it owes, in one write
@@ -126,7 +131,19 @@ export async function transitionIncident(
       ...(OPEN_INCIDENT.includes(to) ? {} : { $unset: { openUser: 1 } }),
     }),
   });
-  return d ? toIncident(d) : null;
+  if (!d) return null;
+  const moved = toIncident(d);
+  // no transaction: the line follows the CAS under an id derived from the step; a repeat fills it in
+  if (opts.audit) await writeAudit(ctx, [moderatorStep(moved, to, by)]);
+  return moved;
+}
+
+/** The audit line of the step `to` an incident already took, with who took it (stamped by its CAS). */
+async function reauditStep(ctx: Ctx, id: string, to: IncidentStatus): Promise<void> {
+  const doc = await ctx.m.incidents.findById(id).lean<IncidentDoc>().exec();
+  if (!doc) return;
+  const by = to === 'acknowledged' ? doc.acknowledgedBy : doc.status === to ? doc.resolvedBy : undefined;
+  if (by !== undefined) await writeAudit(ctx, [moderatorStep(toIncident(doc), to, by)]);
 }
 
 /** CAS resolved with no all-clear recorded → pending ("I'm safe" after a resolve that texted nobody). */

@@ -3,7 +3,7 @@ import type { StoredFix } from '../../domain/location.js';
 import type { FixDoc } from './location-schema.js';
 import { bulkUpdate, type Ctx } from './writes.js';
 
-const toFix = (d: FixDoc): StoredFix => ({
+export const toFix = (d: FixDoc): StoredFix => ({
   timerId: d.timerId,
   userId: d.userId,
   at: d.at,

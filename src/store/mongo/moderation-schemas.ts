@@ -20,8 +20,12 @@ function auditSchema(): Schema<AuditDoc> {
       actor: { type: String, required: true },
       action: { type: String, enum: AUDIT_ACTIONS, required: true },
       target: { type: String, required: true },
-      // none for an action on a person (`user.revoke_tokens`)
+      // none for an action on a person (`user.revoke_tokens`, `timers.read`)
       incidentId: { type: String, required: false },
+      // whose data it concerns; a pseudonym once they erased their data
+      person: { type: String, required: false },
+      // why the moderator looked (a read of a person's timers without an open incident)
+      reason: { type: String, required: false },
     },
     { ...OPTIONS, collection: 'audit' },
   );
@@ -29,6 +33,10 @@ function auditSchema(): Schema<AuditDoc> {
   s.index({ at: -1, _id: -1 }, { name: 'newest' });
   // the lines about one delivery: a contact id re-key moves them with it (./contact-ids.ts)
   s.index({ target: 1 }, { name: 'target' });
+  // one actor's, one person's, one incident's lines, newest first
+  s.index({ actor: 1, at: -1, _id: -1 }, { name: 'by_actor' });
+  s.index({ person: 1, at: -1, _id: -1 }, { name: 'by_person' });
+  s.index({ incidentId: 1, at: -1, _id: -1 }, { name: 'by_incident' });
   return s;
 }
 

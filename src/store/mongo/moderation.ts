@@ -6,27 +6,26 @@
  * one lost to a crash between the two writes is filled in.
  */
 import type { Delivery, DeliveryStatus } from '../../domain/delivery.js';
-import { auditId, CANCELLED_BY_MODERATOR, type AuditAction, type AuditEntry, type IncidentNote } from '../../domain/moderation.js';
+import {
+  auditId,
+  CANCELLED_BY_MODERATOR,
+  type AuditEntry,
+  type AuditFilter,
+  type IncidentNote,
+  type NewAuditLine,
+} from '../../domain/moderation.js';
 import type { AuditPosition, NewNote } from '../port-moderation.js';
-import { toDelivery } from './docs.js';
+import type { Incident } from '../../domain/incident.js';
+import { toDelivery, toIncident } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { AuditDoc, NoteDoc } from './moderation-schemas.js';
-import type { DeliveryDoc } from './schemas.js';
+import type { DeliveryDoc, IncidentDoc } from './schemas.js';
 import { bulkUpdate, casOne, insertOptions, newOp, noneWanted, unknownOutcome, writeThenRead, type Ctx } from './writes.js';
 
 export { redactClosed } from './retention.js';
 
-interface Line {
-  id: string;
-  actor: string;
-  action: AuditAction;
-  target: string;
-  /** none for an action on a person (`user.revoke_tokens`) */
-  incidentId?: string;
-}
-
 /** Upsert audit lines (insert-once by id); an unconfirmed write is an unknown outcome the caller retries. */
-export async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
+export async function writeAudit(ctx: Ctx, lines: NewAuditLine[]): Promise<void> {
   if (lines.length === 0) return;
   const at = await ctx.now();
   try {
@@ -43,6 +42,8 @@ export async function writeAudit(ctx: Ctx, lines: Line[]): Promise<void> {
               action: l.action,
               target: l.target,
               ...(l.incidentId === undefined ? {} : { incidentId: l.incidentId }),
+              ...(l.person === undefined ? {} : { person: l.person }),
+              ...(l.reason === undefined ? {} : { reason: l.reason }),
             },
           },
           upsert: true,
@@ -84,7 +85,14 @@ export async function resendDelivery(ctx: Ctx, key: string, actor: string): Prom
   // applied now, or a repeat of a resend that applied: (re)write its line
   if (cur?.resends && cur.moderatedBy && (d || ON_ITS_WAY.includes(cur.status)))
     await writeAudit(ctx, [
-      { id: auditId.resend(key, cur.resends), actor: cur.moderatedBy, action: 'delivery.resend', target: key, incidentId: cur.incidentId },
+      {
+        id: auditId.resend(key, cur.resends),
+        actor: cur.moderatedBy,
+        action: 'delivery.resend',
+        target: key,
+        incidentId: cur.incidentId,
+        person: cur.userId,
+      },
     ]);
   return d ? toDelivery(d) : null;
 }
@@ -114,6 +122,7 @@ export async function cancelPendingDeliveries(ctx: Ctx, incidentId: string, acto
       action: 'delivery.cancel' as const,
       target: c._id,
       incidentId,
+      person: c.userId,
     })),
   );
   return cancelled.filter((c) => c.lastOp === op).map(toDelivery);
@@ -142,7 +151,14 @@ export async function addIncidentNote(ctx: Ctx, n: NewNote): Promise<{ note: Inc
   const note = created ? doc : await ctx.m.notes.findById(n.id).lean<NoteDoc>().exec();
   if (!note) throw new Error(`note ${n.id}: refused as a duplicate but not found`);
   await writeAudit(ctx, [
-    { id: auditId.note(n.id), actor: note.author, action: 'incident.note', target: n.incidentId, incidentId: n.incidentId },
+    {
+      id: auditId.note(n.id),
+      actor: note.author,
+      action: 'incident.note',
+      target: n.incidentId,
+      incidentId: n.incidentId,
+      person: n.person,
+    },
   ]);
   // a note is a change of the incident: clients following `since` see it
   if (created)
@@ -160,11 +176,17 @@ export async function notesFor(ctx: Ctx, incidentIds: string[]): Promise<Inciden
   return docs.map(toNote);
 }
 
-export async function listAudit(ctx: Ctx, page: { before?: AuditPosition; limit: number }): Promise<AuditEntry[]> {
+export async function listAudit(ctx: Ctx, page: { before?: AuditPosition; limit: number; filter?: AuditFilter }): Promise<AuditEntry[]> {
   if (noneWanted(page.limit)) return [];
   const b = page.before;
+  const f = page.filter ?? {};
+  const match = {
+    ...(f.actor === undefined ? {} : { actor: f.actor }),
+    ...(f.person === undefined ? {} : { person: f.person }),
+    ...(f.incidentId === undefined ? {} : { incidentId: f.incidentId }),
+  };
   const docs = await ctx.m.audit
-    .find(b ? { $or: [{ at: { $lt: b.at } }, { at: b.at, _id: { $lt: b.id } }] } : {})
+    .find(b ? { ...match, $or: [{ at: { $lt: b.at } }, { at: b.at, _id: { $lt: b.id } }] } : match)
     .sort({ at: -1, _id: -1 })
     .limit(page.limit)
     .lean<AuditDoc[]>()
@@ -176,5 +198,17 @@ export async function listAudit(ctx: Ctx, page: { before?: AuditPosition; limit:
     action: d.action,
     target: d.target,
     ...(d.incidentId === undefined || d.incidentId === null ? {} : { incidentId: d.incidentId }),
+    ...(d.person === undefined || d.person === null ? {} : { person: d.person }),
+    ...(d.reason === undefined || d.reason === null ? {} : { reason: d.reason }),
   }));
+}
+
+/** A read's lines: their ids are fresh per request, so there is nothing to fill in later; written before the read. */
+export async function recordAccess(ctx: Ctx, lines: NewAuditLine[]): Promise<void> {
+  await writeAudit(ctx, lines);
+}
+
+export async function openIncidentOf(ctx: Ctx, userId: string): Promise<Incident | null> {
+  const d = await ctx.m.incidents.findOne({ openUser: userId }).lean<IncidentDoc>().exec();
+  return d ? toIncident(d) : null;
 }

@@ -20,6 +20,7 @@ import * as incidents from './incidents.js';
 import * as location from './location.js';
 import * as safety from './safety.js';
 import * as moderation from './moderation.js';
+import * as personal from './personal.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
@@ -244,6 +245,10 @@ export class MongoStore implements Store {
   readonly addIncidentNote = this.op('addIncidentNote', moderation.addIncidentNote);
   readonly notesFor = this.op('notesFor', moderation.notesFor);
   readonly listAudit = this.op('listAudit', moderation.listAudit);
+  readonly recordAccess = this.op('recordAccess', moderation.recordAccess);
+  readonly openIncidentOf = this.op('openIncidentOf', moderation.openIncidentOf);
+  readonly personalData = this.op('personalData', personal.personalData);
+  readonly erasePerson = this.op('erasePerson', personal.erasePerson);
   readonly redactClosed = this.op('redactClosed', moderation.redactClosed);
 
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────

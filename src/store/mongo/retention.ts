@@ -20,7 +20,7 @@ const UNREDACTED = { redactedAt: { $exists: false } };
 const PLACE = { locationName: 1, location: 1, displayName: 1, meeting: 1 } as const;
 
 export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promise<RetentionCounts> {
-  const counts: RetentionCounts = { timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0 };
+  const counts: RetentionCounts = { timers: 0, incidents: 0, deliveries: 0, notes: 0, fixes: 0, notifications: 0 };
   if (limit <= 0) return counts;
   const now = await ctx.now();
   const expired = { status: { $in: CLOSED_INCIDENT }, resolvedAt: { $lt: before }, allClear: { $ne: 'pending' as const } };
@@ -76,7 +76,10 @@ export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promi
     }
   }
   const timers = await ctx.m.timers
-    .find({ status: { $in: CLOSED_TIMER }, resolvedAt: { $lt: before }, escalation: { $in: ['none', 'done'] }, ...UNREDACTED }, { _id: 1 })
+    .find(
+      { status: { $in: CLOSED_TIMER }, resolvedAt: { $lt: before }, escalation: { $in: ['none', 'done', 'failed'] }, ...UNREDACTED },
+      { _id: 1 },
+    )
     .sort({ resolvedAt: 1, _id: 1 })
     .limit(limit)
     .lean<Pick<TimerDoc, '_id'>[]>()
@@ -112,5 +115,18 @@ export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promi
     const f = await ctx.m.fixes.deleteMany({ timerId: { $in: redacted.map((t) => t._id) } }, { writeConcern: ctx.wc }).exec();
     counts.fixes = f.deletedCount;
   }
+  // the inbox: entries recorded before the cut-off
+  const old = await ctx.m.notifications
+    .find({ createdAt: { $lt: before } }, { _id: 1 })
+    .sort({ createdAt: 1 })
+    .limit(limit)
+    .lean<{ _id: string }[]>()
+    .exec();
+  if (old.length > 0)
+    counts.notifications = (
+      await ctx.m.notifications
+        .deleteMany({ _id: { $in: old.map((n) => n._id) }, createdAt: { $lt: before } }, { writeConcern: ctx.wc })
+        .exec()
+    ).deletedCount;
   return counts;
 }

@@ -187,7 +187,7 @@ export async function claimWarnings(ctx: Ctx, limit: number, w: WarningWindow): 
   return out;
 }
 
-const toNotification = (d: NotificationDoc): Notification => {
+export const toNotification = (d: NotificationDoc): Notification => {
   const n: Notification = { id: d._id, userId: d.userId, key: d.key, kind: d.kind, title: d.title, body: d.body, createdAt: d.createdAt };
   if (d.timerId !== undefined) n.timerId = d.timerId;
   if (d.incidentId !== undefined) n.incidentId = d.incidentId;

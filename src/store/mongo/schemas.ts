@@ -41,6 +41,9 @@ export type TimerDoc = Omit<Timer, 'id'> & {
   redactedAt?: Date;
   /** sweep slot (domain/sweep-shard.ts), set when armed; absent on timers armed before slots existed (slot 0) */
   slot?: number;
+  /** the moderator who last retried its dead-lettered escalation, and when (the audit line is derived from them) */
+  retriedBy?: string;
+  retriedAt?: Date;
 };
 
 export interface CommandKey {
@@ -144,6 +147,8 @@ function timerSchema(): Schema<TimerDoc> {
       expiredByFence: Number,
       escalationAttempts: Number,
       escalationError: String,
+      retriedBy: String,
+      retriedAt: Date,
       traceparent: String,
       meeting: { type: meeting(), required: false },
       warnedAt: Date,
@@ -313,6 +318,8 @@ function notificationSchema(): Schema<NotificationDoc> {
   s.index({ userId: 1, key: 1 }, { name: 'one_per_fact', unique: true });
   // the inbox, newest first
   s.index({ userId: 1, createdAt: -1, _id: -1 }, { name: 'inbox' });
+  // retention: the oldest entries first
+  s.index({ createdAt: 1 }, { name: 'retention' });
   return s;
 }
 

@@ -8,6 +8,7 @@
 import type { QueryFilter } from 'mongoose';
 import { Conflict } from '../../domain/errors.js';
 import { extendedDeadline, type ExtensionCaps } from '../../domain/extension.js';
+import { retryLine } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { ALL_SHARDS, sweepSlot, type SweepShard } from '../../domain/sweep-shard.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
@@ -15,6 +16,7 @@ import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, New
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
+import { writeAudit } from './moderation.js';
 import type { CommandKey, TimerDoc } from './schemas.js';
 import { casOne, changedAfter, defined, insertOptions, newOp, noneWanted, rereadMajority, unknownOutcome, type Ctx } from './writes.js';
 
@@ -358,12 +360,25 @@ export async function failedEscalations(ctx: Ctx, limit: number): Promise<Timer[
   return docs.map(toTimer);
 }
 
-/** CAS escalation failed → pending, count reset. */
-export async function retryEscalation(ctx: Ctx, timerId: string): Promise<Timer | null> {
+/**
+ * CAS escalation failed → pending, count reset, stamped with who retried it and when; the audit
+ * line follows under an id derived from that stamp. A repeat that finds it retried (no longer
+ * failed, stamped) writes that line again: one lost between the two writes is filled in.
+ */
+export async function retryEscalation(ctx: Ctx, timerId: string, actor: string): Promise<Timer | null> {
+  const now = await ctx.now();
   const d = await casOne(ctx, ctx.m.timers, {
-    filter: { _id: timerId, escalation: 'failed' },
-    update: (op) => ({ $set: { escalation: 'pending', lastOp: op }, $unset: { escalationAttempts: 1 }, $currentDate: { updatedAt: true } }),
+    // an anonymised dead letter (retention) has no place left to escalate with
+    filter: { _id: timerId, escalation: 'failed', redactedAt: { $exists: false } },
+    update: (op) => ({
+      $set: { escalation: 'pending', lastOp: op, retriedBy: actor, retriedAt: now },
+      $unset: { escalationAttempts: 1 },
+      $currentDate: { updatedAt: true },
+    }),
   });
+  const cur = d ?? (await ctx.m.timers.findById(timerId).lean<TimerDoc>().exec());
+  if (cur?.retriedBy && cur.retriedAt && cur.escalation !== 'failed')
+    await writeAudit(ctx, [retryLine(toTimer(cur), cur.retriedBy, cur.retriedAt)]);
   return d ? toTimer(d) : null;
 }
 

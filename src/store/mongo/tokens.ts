@@ -24,7 +24,9 @@ export async function revokeTokens(ctx: Ctx, userId: string, moderator?: string)
   }
   if (!doc) throw new Error(`token stamp of ${userId}: the upsert returned nothing`);
   if (moderator !== undefined)
-    await writeAudit(ctx, [{ id: auditId.revoke(userId, doc.notBefore), actor: moderator, action: 'user.revoke_tokens', target: userId }]);
+    await writeAudit(ctx, [
+      { id: auditId.revoke(userId, doc.notBefore), actor: moderator, action: 'user.revoke_tokens', target: userId, person: userId },
+    ]);
   return doc.notBefore;
 }
 

@@ -4,6 +4,8 @@ import { PAGE_SIZE } from '../../domain/paging.js';
 import type { Timer } from '../../domain/timer.js';
 import type { ChangedSince, OpenedIncident, TransitionOptions } from '../port.js';
 import { read, write, type Ctx } from './ctx.js';
+import { moderatorStep } from '../../domain/moderation.js';
+import { auditRow } from './moderation.js';
 import { incidentInsertParams, toIncident, type IncidentRow } from './rows.js';
 
 const incidentOrNull = (row: unknown): Incident | null => (row ? toIncident(row as IncidentRow) : null);
@@ -74,7 +76,14 @@ export const transitionIncident = write(
           : opts.closingTexts
             ? c.st.incidentResolveClosing
             : c.st.incidentResolve;
-    return incidentOrNull(st.get({ id, to, by, from: JSON.stringify(from), now: c.clock() }));
+    // the move and the moderator's audit line, one transaction: neither is ever recorded without the other
+    const run = c.db.transaction((): Incident | null => {
+      const now = c.clock();
+      const moved = incidentOrNull(st.get({ id, to, by, from: JSON.stringify(from), now }));
+      if (moved && opts.audit) auditRow(c, moderatorStep(moved, to, by), now);
+      return moved;
+    });
+    return run.immediate();
   },
 );
 

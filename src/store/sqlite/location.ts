@@ -2,7 +2,7 @@
 import type { StoredFix } from '../../domain/location.js';
 import { read, write } from './ctx.js';
 
-interface FixRow {
+export interface FixRow {
   timer_id: string;
   user_id: string;
   at: number;
@@ -12,7 +12,7 @@ interface FixRow {
   stored_at: number;
 }
 
-const toFix = (r: FixRow): StoredFix => ({
+export const toFix = (r: FixRow): StoredFix => ({
   timerId: r.timer_id,
   userId: r.user_id,
   at: new Date(r.at),

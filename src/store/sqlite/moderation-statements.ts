@@ -7,6 +7,21 @@
 // closed and old enough: resolved or false alarm before @before, with no all-clear still owed
 const INCIDENT_EXPIRED = `i.status IN ('resolved','false_alarm') AND i.resolved_at < @before AND (i.all_clear IS NULL OR i.all_clear = 'done')`;
 
+const AUDIT_FILTERS =
+  '(@actor IS NULL OR actor = @actor) AND (@person IS NULL OR person = @person) AND (@incidentId IS NULL OR incident_id = @incidentId)';
+
+/**
+ * Newest first on (at, id), with `lead` (a column with an index on (lead, at, id)) equal to its
+ * parameter, and the other filters (NULL: any) checked on the lines the index yields.
+ */
+function auditPages<N extends string>(name: N, lead: 'incident_id' | 'person' | 'actor' | null) {
+  const param = { incident_id: '@incidentId', person: '@person', actor: '@actor' } as const;
+  const where = lead ? `${lead} = ${param[lead]} AND ` : '';
+  const newest = `SELECT * FROM audit WHERE ${where}${AUDIT_FILTERS} ORDER BY at DESC, id DESC LIMIT @limit`;
+  const before = `SELECT * FROM audit WHERE ${where}(at < @at OR (at = @at AND id < @id)) AND ${AUDIT_FILTERS} ORDER BY at DESC, id DESC LIMIT @limit`;
+  return { [`${name}Newest`]: newest, [`${name}Before`]: before } as { [K in `${N}Newest` | `${N}Before`]: string };
+}
+
 export const MODERATION_SQL = Object.freeze({
   // ── moderator actions ─────────────────────────────────────────────────────────
   // an SOS of a false alarm is never resent (the service refuses first; this keeps the CAS honest); the message
@@ -21,10 +36,14 @@ export const MODERATION_SQL = Object.freeze({
   // pending only: a claimed (sending) delivery is with the dispatcher and is not cancelled
   deliveriesCancelPending: `UPDATE deliveries SET status = 'superseded', last_error = 'cancelled_by_moderator', lease_until = NULL, updated_at = @now
     WHERE incident_id = @incidentId AND status = 'pending' RETURNING *`,
-  auditInsert: `INSERT INTO audit (id, at, actor, action, target, incident_id) VALUES (@id, @at, @actor, @action, @target, @incidentId)
+  auditInsert: `INSERT INTO audit (id, at, actor, action, target, incident_id, person, reason)
+    VALUES (@id, @at, @actor, @action, @target, @incidentId, @person, @reason)
     ON CONFLICT (id) DO NOTHING`,
-  auditNewest: 'SELECT * FROM audit ORDER BY at DESC, id DESC LIMIT @limit',
-  auditBefore: `SELECT * FROM audit WHERE at < @at OR (at = @at AND id < @id) ORDER BY at DESC, id DESC LIMIT @limit`,
+  // the audit by each leading filter (its own index, migration 025); the other filters are checked on the way
+  ...auditPages('auditAll', null),
+  ...auditPages('auditByIncident', 'incident_id'),
+  ...auditPages('auditByPerson', 'person'),
+  ...auditPages('auditByActor', 'actor'),
   noteInsert: `INSERT INTO incident_notes (id, incident_id, author, text, created_at) VALUES (@id, @incidentId, @author, @text, @now)
     ON CONFLICT (id) DO NOTHING RETURNING *`,
   noteById: 'SELECT * FROM incident_notes WHERE id = ?',
@@ -37,10 +56,14 @@ export const MODERATION_SQL = Object.freeze({
   // the trail of an anonymised timer (closed, its incident closed) is deleted with it
   retentionFixes: `DELETE FROM location_fixes WHERE rowid IN (
     SELECT f.rowid FROM location_fixes AS f JOIN timers AS t ON t.id = f.timer_id WHERE t.redacted_at IS NOT NULL LIMIT @limit)`,
+  // the inbox: an entry recorded before the cut-off is deleted (index notifications_created, migration 026)
+  retentionNotifications: `DELETE FROM notifications WHERE id IN (
+    SELECT id FROM notifications WHERE created_at < @before ORDER BY created_at LIMIT @limit)`,
+  // closed timers, and dead letters (escalation failed) that nobody retried before the cut-off
   retentionTimers: `UPDATE timers SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, meeting = NULL, redacted_at = @now, updated_at = store_now()
     WHERE id IN (
         SELECT t.id FROM timers AS t
-        WHERE t.redacted_at IS NULL AND t.status IN ('safe','cancelled','expired') AND t.resolved_at < @before AND t.escalation IN ('none','done')
+        WHERE t.redacted_at IS NULL AND t.status IN ('safe','cancelled','expired') AND t.resolved_at < @before AND t.escalation IN ('none','done','failed')
           AND NOT EXISTS (SELECT 1 FROM incidents AS i WHERE i.timer_id = t.id AND NOT (${INCIDENT_EXPIRED}))
         ORDER BY t.resolved_at LIMIT @limit)
     RETURNING id`,

@@ -4,12 +4,21 @@
  * without the change. Retention is one transaction per batch. SQL in ./moderation-statements.ts.
  */
 import type { Delivery } from '../../domain/delivery.js';
+import type { Incident } from '../../domain/incident.js';
 import { maskPhone } from '../../domain/messages.js';
-import { auditId, type AuditAction, type AuditEntry, type IncidentNote, type RetentionCounts } from '../../domain/moderation.js';
+import {
+  auditId,
+  type AuditAction,
+  type AuditEntry,
+  type AuditFilter,
+  type IncidentNote,
+  type NewAuditLine,
+  type RetentionCounts,
+} from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { AuditPosition, NewNote } from '../port-moderation.js';
 import { read, write, type Ctx } from './ctx.js';
-import { toDelivery, type DeliveryRow } from './rows.js';
+import { toDelivery, toIncident, type DeliveryRow, type IncidentRow } from './rows.js';
 
 interface AuditRow {
   id: string;
@@ -18,6 +27,8 @@ interface AuditRow {
   action: AuditAction;
   target: string;
   incident_id: string | null;
+  person: string | null;
+  reason: string | null;
 }
 
 interface NoteRow {
@@ -36,6 +47,8 @@ const toAudit = (r: AuditRow): AuditEntry => ({
   action: r.action,
   target: r.target,
   ...(r.incident_id === null ? {} : { incidentId: r.incident_id }),
+  ...(r.person === null ? {} : { person: r.person }),
+  ...(r.reason === null ? {} : { reason: r.reason }),
 });
 
 const toNote = (r: NoteRow): IncidentNote => ({
@@ -47,8 +60,31 @@ const toNote = (r: NoteRow): IncidentNote => ({
   ...(r.redacted_at === null ? {} : { redactedAt: new Date(r.redacted_at) }),
 });
 
-function audit(c: Ctx, id: string, actor: string, action: AuditAction, target: string, incidentId: string, at: number): void {
-  c.st.auditInsert.run({ id, at, actor, action, target, incidentId });
+/** Record one audit line at `at` (store clock); inside the caller's transaction, so it lands with the action or not at all. */
+export function auditRow(c: Ctx, line: NewAuditLine, at: number): void {
+  c.st.auditInsert.run({
+    id: line.id,
+    at,
+    actor: line.actor,
+    action: line.action,
+    target: line.target,
+    incidentId: line.incidentId ?? null,
+    person: line.person ?? null,
+    reason: line.reason ?? null,
+  });
+}
+
+function audit(
+  c: Ctx,
+  id: string,
+  actor: string,
+  action: AuditAction,
+  target: string,
+  incidentId: string,
+  person: string,
+  at: number,
+): void {
+  auditRow(c, { id, actor, action, target, incidentId, person }, at);
 }
 
 export const resendDelivery = write((c, key: string, actor: string): Delivery | null => {
@@ -57,7 +93,7 @@ export const resendDelivery = write((c, key: string, actor: string): Delivery | 
     const row = c.st.deliveryResend.get({ key, now }) as DeliveryRow | undefined;
     if (!row) return null;
     const d = toDelivery(row);
-    audit(c, auditId.resend(key, d.resends ?? 1), actor, 'delivery.resend', key, d.incidentId, now);
+    audit(c, auditId.resend(key, d.resends ?? 1), actor, 'delivery.resend', key, d.incidentId, d.userId, now);
     return d;
   });
   return run.immediate();
@@ -67,7 +103,7 @@ export const cancelPendingDeliveries = write((c, incidentId: string, actor: stri
   const run = c.db.transaction((): Delivery[] => {
     const now = c.clock();
     const moved = (c.st.deliveriesCancelPending.all({ incidentId, now }) as DeliveryRow[]).map(toDelivery);
-    for (const d of moved) audit(c, auditId.cancel(d.key), actor, 'delivery.cancel', d.key, incidentId, now);
+    for (const d of moved) audit(c, auditId.cancel(d.key), actor, 'delivery.cancel', d.key, incidentId, d.userId, now);
     return moved;
   });
   return run.immediate();
@@ -78,7 +114,7 @@ export const addIncidentNote = write((c, n: NewNote): { note: IncidentNote; crea
     const now = c.clock();
     const row = c.st.noteInsert.get({ ...n, now }) as NoteRow | undefined;
     if (!row) return { note: toNote(c.st.noteById.get(n.id) as NoteRow), created: false };
-    audit(c, auditId.note(n.id), n.author, 'incident.note', n.incidentId, n.incidentId, now);
+    audit(c, auditId.note(n.id), n.author, 'incident.note', n.incidentId, n.incidentId, n.person, now);
     c.st.incidentTouch.run(n.incidentId);
     return { note: toNote(row), created: true };
   });
@@ -94,11 +130,33 @@ export const notesFor = read((c, incidentIds: string[]): IncidentNote[] => {
   return out;
 });
 
-export const listAudit = read((c, page: { before?: AuditPosition; limit: number }): AuditEntry[] => {
-  const rows = page.before
-    ? c.st.auditBefore.all({ at: page.before.at.getTime(), id: page.before.id, limit: page.limit })
-    : c.st.auditNewest.all({ limit: page.limit });
+export const listAudit = read((c, page: { before?: AuditPosition; limit: number; filter?: AuditFilter }): AuditEntry[] => {
+  const f = page.filter ?? {};
+  const params = { actor: f.actor ?? null, person: f.person ?? null, incidentId: f.incidentId ?? null, limit: page.limit };
+  // the most selective filter given leads (its index); the others are checked on its lines
+  const [newest, before] =
+    f.incidentId !== undefined
+      ? [c.st.auditByIncidentNewest, c.st.auditByIncidentBefore]
+      : f.person !== undefined
+        ? [c.st.auditByPersonNewest, c.st.auditByPersonBefore]
+        : f.actor !== undefined
+          ? [c.st.auditByActorNewest, c.st.auditByActorBefore]
+          : [c.st.auditAllNewest, c.st.auditAllBefore];
+  const rows = page.before ? before.all({ ...params, at: page.before.at.getTime(), id: page.before.id }) : newest.all(params);
   return (rows as AuditRow[]).map(toAudit);
+});
+
+export const recordAccess = write((c, lines: NewAuditLine[]): void => {
+  const run = c.db.transaction((): void => {
+    const now = c.clock();
+    for (const l of lines) auditRow(c, l, now);
+  });
+  run.immediate();
+});
+
+export const openIncidentOf = read((c, userId: string): Incident | null => {
+  const row = c.st.incidentOpenOfUser.get(userId) as IncidentRow | undefined;
+  return row ? toIncident(row) : null;
 });
 
 export const redactClosed = write((c, before: Date, limit: number): RetentionCounts => {
@@ -113,7 +171,8 @@ export const redactClosed = write((c, before: Date, limit: number): RetentionCou
     const incidents = c.st.retentionIncidents.all(b).length;
     const timers = c.st.retentionTimers.all(b).length;
     const fixes = c.st.retentionFixes.run({ limit }).changes;
-    return { timers, incidents, deliveries, notes, fixes };
+    const notifications = c.st.retentionNotifications.run({ before: b.before, limit }).changes;
+    return { timers, incidents, deliveries, notes, fixes, notifications };
   });
   return run.immediate();
 });

@@ -13,7 +13,7 @@ import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from 
 import { read, write, type Ctx } from './ctx.js';
 import { toIncident, toTimer, type IncidentRow, type TimerRow } from './rows.js';
 
-interface NotificationRow {
+export interface NotificationRow {
   id: string;
   user_id: string;
   key: string;
@@ -26,7 +26,7 @@ interface NotificationRow {
   read_at: number | null;
 }
 
-const toNotification = (r: NotificationRow): Notification => {
+export const toNotification = (r: NotificationRow): Notification => {
   const n: Notification = {
     id: r.id,
     userId: r.user_id,

@@ -22,6 +22,7 @@ import * as incidents from './incidents.js';
 import * as location from './location.js';
 import { migrate } from './migrate.js';
 import * as moderation from './moderation.js';
+import * as personal from './personal.js';
 import * as safety from './safety.js';
 import { prepareAll } from './statements.js';
 import * as timers from './timers.js';
@@ -176,6 +177,10 @@ export class SqliteStore implements Store {
   addIncidentNote = this.op('addIncidentNote', moderation.addIncidentNote);
   notesFor = this.op('notesFor', moderation.notesFor);
   listAudit = this.op('listAudit', moderation.listAudit);
+  recordAccess = this.op('recordAccess', moderation.recordAccess);
+  openIncidentOf = this.op('openIncidentOf', moderation.openIncidentOf);
+  personalData = this.op('personalData', personal.personalData);
+  erasePerson = this.op('erasePerson', personal.erasePerson);
   redactClosed = this.op('redactClosed', moderation.redactClosed);
 
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────

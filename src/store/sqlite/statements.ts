@@ -12,6 +12,7 @@ import { DELIVERIES_SQL } from './deliveries-statements.js';
 import { INCIDENTS_SQL } from './incidents-statements.js';
 import { LOCATION_SQL } from './location-statements.js';
 import { MODERATION_SQL } from './moderation-statements.js';
+import { PERSONAL_SQL } from './personal-statements.js';
 import { SAFETY_SQL } from './safety-statements.js';
 import { TIMERS_SQL } from './timers-statements.js';
 import { TOKENS_SQL } from './tokens-statements.js';
@@ -31,6 +32,7 @@ const AREAS = [
   MODERATION_SQL,
   LOCATION_SQL,
   TOKENS_SQL,
+  PERSONAL_SQL,
 ] as const;
 
 /** every statement's name: the keys of each area's table (distributed over the union of the tables) */

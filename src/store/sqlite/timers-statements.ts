@@ -54,7 +54,7 @@ export const TIMERS_SQL = Object.freeze({
     WHERE id = @id AND escalation = 'pending' RETURNING *`,
   timersEscalationFailed: "SELECT * FROM timers WHERE escalation = 'failed' ORDER BY expires_at LIMIT ?",
   timerEscalationRetry:
-    "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = store_now() WHERE id = ? AND escalation = 'failed' RETURNING *",
+    "UPDATE timers SET escalation = 'pending', escalation_attempts = 0, updated_at = store_now() WHERE id = ? AND escalation = 'failed' AND redacted_at IS NULL RETURNING *",
   // @due: now minus the grace after the deadline (a timer in its grace is not overdue)
   timersOverdue: "SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM timers WHERE status IN ('active','extended') AND expires_at <= @due",
 });

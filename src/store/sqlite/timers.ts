@@ -3,11 +3,13 @@
  * `UPDATE … WHERE <allowed states> RETURNING *`; arming and keyed commands look their
  * Idempotency-Key up and record it in the same IMMEDIATE transaction.
  */
+import { retryLine } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { ALL_SHARDS, type SweepShard } from '../../domain/sweep-shard.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
 import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, StateCounts } from '../port.js';
 import { read, write, type Ctx } from './ctx.js';
+import { auditRow } from './moderation.js';
 import { timerInsertParams, toTimer, type TimerRow } from './rows.js';
 
 type Caps = { maxExtensions: number; maxTotalSeconds: number };
@@ -131,7 +133,16 @@ export const recordEscalationFailure = write((c, timerId: string, error: string,
 
 export const failedEscalations = read((c, limit: number): Timer[] => (c.st.timersEscalationFailed.all(limit) as TimerRow[]).map(toTimer));
 
-export const retryEscalation = write((c, timerId: string): Timer | null => timerOrNull(c.st.timerEscalationRetry.get(timerId)));
+/** The retry and the moderator's audit line, one transaction. */
+export const retryEscalation = write((c, timerId: string, actor: string): Timer | null => {
+  const run = c.db.transaction((): Timer | null => {
+    const now = c.clock();
+    const t = timerOrNull(c.st.timerEscalationRetry.get(timerId));
+    if (t) auditRow(c, retryLine(t, actor, new Date(now)), now);
+    return t;
+  });
+  return run.immediate();
+});
 
 export const overdue = read((c, graceMs: number = 0): { count: number; oldest?: Date } => {
   const r = c.st.timersOverdue.get({ due: c.clock() - graceMs }) as { n: number; oldest: number | null };

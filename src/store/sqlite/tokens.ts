@@ -19,6 +19,8 @@ export const revokeTokens = write((c, userId: string, moderator?: string): Date 
         action: 'user.revoke_tokens',
         target: userId,
         incidentId: null,
+        person: userId,
+        reason: null,
       });
     return stamp;
   });
