@@ -6,6 +6,7 @@
  * so a plain hash would give the number back to whoever tries every number (docs/security.md).
  */
 import { createHmac } from 'node:crypto';
+import type { Language } from './locale.js';
 
 export interface Contact {
   /** `ContactIdKey.of(userId, phone)`: stable for the same person and number */
@@ -13,6 +14,8 @@ export interface Contact {
   name: string;
   /** E.164 */
   phone: string;
+  /** the language their texts are in; absent: the person's default (ContactSettings), else English */
+  language?: Language;
 }
 
 export const E164 = /^\+[1-9]\d{6,14}$/;

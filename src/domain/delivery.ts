@@ -110,6 +110,10 @@ export function newDelivery(
   };
 }
 
+/** The SOS deliveries of an incident: one per contact, each with its own text (their language). */
+export const sosDeliveries = (incidentId: string, to: Contact[], body: (c: Contact) => string, traceparent?: string): NewDelivery[] =>
+  to.map((c) => newDelivery(incidentId, recipientOf(c), 'sos', body(c), { traceparent }));
+
 /**
  * Codes of an attempt that made no carrier request at all: its lease ran too short for one
  * to start and end inside it, or the text was no longer wanted when its turn came.

@@ -7,6 +7,7 @@
 import type { Contact } from '../domain/contact.js';
 import type { Delivery, DeliveryStatus, NewDelivery } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
+import type { ContactSettings } from '../domain/locale.js';
 import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
@@ -246,6 +247,8 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
 
   // ── contacts ──────────────────────────────────────────────────────────────
   getContacts(userId: string): Promise<Contact[]>;
-  /** Replace the whole list atomically. */
-  replaceContacts(userId: string, contacts: Contact[]): Promise<Contact[]>;
+  /** The person's defaults for their contacts' texts (language, time zone); `{}` when none were set. */
+  getContactSettings(userId: string): Promise<ContactSettings>;
+  /** Replace the whole list and the person's defaults (absent: none) atomically. */
+  replaceContacts(userId: string, contacts: Contact[], settings?: ContactSettings): Promise<Contact[]>;
 }

@@ -1,6 +1,7 @@
 /** The wire shape of timers, incidents and deliveries, shared by the REST answers and the events. */
 import type { Delivery } from '../domain/delivery.js';
 import { hasTimer, incidentSources, type Incident } from '../domain/incident.js';
+import { incidentReference } from '../domain/locale.js';
 import type { Notification } from '../domain/notification.js';
 import type { Timer } from '../domain/timer.js';
 import { meetingView } from './location.js';
@@ -56,6 +57,8 @@ export function incidentView(i: Incident, phone: PhoneShown = fullPhone) {
     locationName: i.locationName,
     location: i.location,
     displayName: i.displayName,
+    // what the contacts' texts quote (domain/locale.ts)
+    reference: incidentReference(i.id),
     allClear: i.allClear,
     meeting: meetingView(i.meeting, phone),
     source: incidentSources(i)[0],

@@ -96,5 +96,27 @@ export function incidentCases(ctx: ContractContext): void {
       expect(await store.getContacts(u1)).toEqual([]);
       expect(await store.getContacts(u2)).toEqual(two);
     });
+
+    it('keeps each contact’s language and the person’s defaults with the list, replaced with it; contactSettingsOf reads many', async () => {
+      const store = ctx.store();
+      const [u1, u2, none] = [randomUUID(), randomUUID(), randomUUID()];
+      const es: Contact = { ...contact('Carmen', '+34600000001'), language: 'es' };
+      const plain = contact('Tom', '+14155550101');
+      expect(await store.getContactSettings(u1)).toEqual({});
+      expect(await store.replaceContacts(u1, [es, plain], { language: 'es', timeZone: 'Europe/Madrid' })).toEqual([es, plain]);
+      expect(await store.getContacts(u1)).toEqual([es, plain]);
+      expect(await store.getContactSettings(u1)).toEqual({ language: 'es', timeZone: 'Europe/Madrid' });
+      await store.replaceContacts(u2, [plain], { timeZone: 'America/Bogota' });
+      const many = await store.contactSettingsOf([u1, u2, none]);
+      expect(Object.fromEntries(many)).toEqual({
+        [u1]: { language: 'es', timeZone: 'Europe/Madrid' },
+        [u2]: { timeZone: 'America/Bogota' },
+        [none]: {},
+      });
+      // replaced whole: defaults not given are gone
+      await store.replaceContacts(u1, [plain]);
+      expect(await store.getContactSettings(u1)).toEqual({});
+      expect((await store.contactsOf([u1])).get(u1)).toEqual([plain]);
+    });
   });
 }

@@ -2,9 +2,10 @@
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
+import { isLanguage, isTimeZone, type ContactSettings } from '../../domain/locale.js';
 import type { GeoPoint, Meeting, Timer } from '../../domain/timer.js';
 import { compact } from '../compact.js';
-import type { DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
+import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
 
 const meeting = (m: Meeting | undefined): Meeting | undefined =>
   m ? compact({ withUserId: m.withUserId ?? undefined, name: m.name ?? undefined, phone: m.phone ?? undefined }) : undefined;
@@ -88,4 +89,15 @@ export function toDelivery(d: DeliveryDoc): Delivery {
   });
 }
 
-export const toContact = (c: Contact): Contact => ({ id: c.id, name: c.name, phone: c.phone });
+export const toContact = (c: Contact): Contact => ({
+  id: c.id,
+  name: c.name,
+  phone: c.phone,
+  ...(c.language && isLanguage(c.language) ? { language: c.language } : {}),
+});
+
+/** Values the API did not check (an older document, a hand edit) are left out: the texts fall back to the defaults. */
+export const toContactSettings = (d: Pick<ContactsDoc, 'language' | 'timeZone'> | null | undefined): ContactSettings => ({
+  ...(d?.language && isLanguage(d.language) ? { language: d.language } : {}),
+  ...(d?.timeZone && isTimeZone(d.timeZone) ? { timeZone: d.timeZone } : {}),
+});

@@ -5,6 +5,7 @@
 import type { Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
 import type { AllClearState, Incident, IncidentSource, IncidentStatus } from '../../domain/incident.js';
+import { isLanguage, isTimeZone, type ContactSettings } from '../../domain/locale.js';
 import { sweepSlot } from '../../domain/sweep-shard.js';
 import type { EscalationState, Meeting, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
@@ -93,6 +94,7 @@ export interface ContactRow {
   id: string;
   name: string;
   phone: string;
+  language: string | null;
 }
 
 const date = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms));
@@ -181,7 +183,12 @@ export function toDelivery(r: DeliveryRow): Delivery {
   });
 }
 
-export const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, phone: r.phone });
+export const toContact = (r: ContactRow): Contact => ({
+  id: r.id,
+  name: r.name,
+  phone: r.phone,
+  ...(r.language && isLanguage(r.language) ? { language: r.language } : {}),
+});
 
 /** Where and with whom, as the columns of a timer and of its incident (the incident copies them from the timer). */
 function placeParams(x: Pick<Timer, 'locationName' | 'location' | 'displayName' | 'meeting'>) {
@@ -241,3 +248,14 @@ export function attemptParams(key: string, attempt: number, o: DeliveryOutcome, 
     now,
   };
 }
+
+export interface ContactSettingsRow {
+  language: string | null;
+  time_zone: string | null;
+}
+
+/** Values the API did not check (an older row, a hand edit) are left out: the texts fall back to the defaults. */
+export const toContactSettings = (r: ContactSettingsRow | undefined): ContactSettings => ({
+  ...(r?.language && isLanguage(r.language) ? { language: r.language } : {}),
+  ...(r?.time_zone && isTimeZone(r.time_zone) ? { timeZone: r.time_zone } : {}),
+});
