@@ -21,7 +21,7 @@
  * `superseded` is final: after "I'm safe" an SOS that has not gone out is not sent, and an
  * all-clear whose SOS never reached the contact is not sent either.
  */
-import type { Contact } from './contact.js';
+import { sosAudience, type Contact } from './contact.js';
 
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead', 'superseded'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -110,9 +110,17 @@ export function newDelivery(
   };
 }
 
-/** The SOS deliveries of an incident: one per contact, each with its own text (their language). */
-export const sosDeliveries = (incidentId: string, to: Contact[], body: (c: Contact) => string, traceparent?: string): NewDelivery[] =>
-  to.map((c) => newDelivery(incidentId, recipientOf(c), 'sos', body(c), { traceparent }));
+/**
+ * The SOS deliveries of an incident: one per contact, each with its own text (their language); a
+ * contact who declined or opted out gets none sent: theirs is recorded held, with the reason.
+ */
+export function sosDeliveries(incidentId: string, to: Contact[], body: (c: Contact) => string, traceparent?: string): NewDelivery[] {
+  const { reach, withheld } = sosAudience(to);
+  return [
+    ...reach.map((c) => newDelivery(incidentId, recipientOf(c), 'sos', body(c), { traceparent })),
+    ...withheld.map(({ contact, held }) => newDelivery(incidentId, recipientOf(contact), 'sos', body(contact), { traceparent, held })),
+  ];
+}
 
 /**
  * Codes of an attempt that made no carrier request at all: its lease ran too short for one

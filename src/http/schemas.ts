@@ -3,7 +3,7 @@
  * requests share. Responses are plain objects: they describe, they do not refuse extra fields.
  */
 import { z } from 'zod';
-import { E164 } from '../domain/contact.js';
+import { CONTACT_STATES, E164 } from '../domain/contact.js';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
 import { INCIDENT_SOURCES, INCIDENT_STATUSES } from '../domain/incident.js';
 import { LANGUAGES } from '../domain/locale.js';
@@ -183,6 +183,10 @@ export const Contact = z.object({
     .enum(LANGUAGES)
     .meta({ description: "the language of this contact's texts; absent: the list's `language`, else English" })
     .optional(),
+  state: z.enum(CONTACT_STATES).meta({
+    description:
+      '`pending` (added, no answer yet), `confirmed`, `declined`, `opted_out` (their number refuses our texts); an SOS goes to pending and confirmed contacts only',
+  }),
 });
 
 export const ContactList = z.object({

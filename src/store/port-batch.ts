@@ -14,6 +14,8 @@ export interface SosRecipient extends Recipient {
   body: string;
   /** W3C traceparent stored with the delivery (the send continues the escalation's trace) */
   traceparent?: string;
+  /** held back (the contact declined or opted out): stored `superseded` with this `lastError`, never sent */
+  held?: string;
 }
 
 export interface EscalationItem {

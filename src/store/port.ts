@@ -4,7 +4,7 @@
  * allowed state. Due-ness is decided by `now()`, the store's own clock.
  * Adapters: ./sqlite/sqlite-store.ts (embedded), ./mongo/ (cluster).
  */
-import type { Contact } from '../domain/contact.js';
+import type { Contact, ContactState } from '../domain/contact.js';
 import type { Delivery, DeliveryStatus, NewDelivery } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
 import type { ContactSettings } from '../domain/locale.js';
@@ -249,6 +249,11 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
   getContacts(userId: string): Promise<Contact[]>;
   /** The person's defaults for their contacts' texts (language, time zone); `{}` when none were set. */
   getContactSettings(userId: string): Promise<ContactSettings>;
-  /** Replace the whole list and the person's defaults (absent: none) atomically. */
+  /**
+   * Replace the whole list and the person's defaults (absent: none) atomically. A contact still on
+   * the list keeps its state (the given `state` is ignored); a new one is `pending`.
+   */
   replaceContacts(userId: string, contacts: Contact[], settings?: ContactSettings): Promise<Contact[]>;
+  /** CAS one contact's state from one of `from` to `to`; `null` when not on the list or in another state. */
+  setContactState(userId: string, contactId: string, to: ContactState, from: readonly ContactState[]): Promise<Contact | null>;
 }

@@ -14,7 +14,7 @@ import { AllClear } from '../app/all-clear.js';
 import { contactTexts } from '../app/contact-texts.js';
 import { newId } from '../app/ids.js';
 import type { SmsBudget } from '../app/sms-budget.js';
-import { recipientOf, sosDeliveries } from '../domain/delivery.js';
+import { sosDeliveries } from '../domain/delivery.js';
 import type { ContactSettings } from '../domain/locale.js';
 import { lastSeenAt } from '../domain/messages.js';
 import type { Incident } from '../domain/incident.js';
@@ -129,7 +129,8 @@ export class Escalator {
         timer,
         fence: timer.expiredByFence ?? fence,
         incidentId: p.incidentId,
-        recipients: (picked[i] ?? []).map((c) => ({ ...recipientOf(c), body: body(c), traceparent })),
+        // a NewDelivery is a recipient with its body (and `held` for a contact who declined or opted out)
+        recipients: sosDeliveries(p.incidentId, picked[i] ?? [], body, traceparent),
       };
     });
     const results = await this.store.escalateBatch(items);

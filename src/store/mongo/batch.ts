@@ -67,7 +67,7 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
     return recipients.map((r) =>
       newDeliveryDoc(
         { id: incidentId, userId: timer.userId },
-        newDelivery(incidentId, r, 'sos', r.body, { traceparent: r.traceparent }),
+        newDelivery(incidentId, r, 'sos', r.body, { traceparent: r.traceparent, held: r.held }),
         now,
       ),
     );

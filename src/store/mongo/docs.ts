@@ -1,5 +1,5 @@
 /** Document ↔ domain mapping for the MongoDB store: adapter-only fields never leave it. */
-import type { Contact } from '../../domain/contact.js';
+import { isContactState, type Contact } from '../../domain/contact.js';
 import type { Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
 import { isLanguage, isTimeZone, type ContactSettings } from '../../domain/locale.js';
@@ -94,6 +94,7 @@ export const toContact = (c: Contact): Contact => ({
   name: c.name,
   phone: c.phone,
   ...(c.language && isLanguage(c.language) ? { language: c.language } : {}),
+  state: c.state && isContactState(c.state) ? c.state : 'pending',
 });
 
 /** Values the API did not check (an older document, a hand edit) are left out: the texts fall back to the defaults. */

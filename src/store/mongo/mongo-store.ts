@@ -254,6 +254,7 @@ export class MongoStore implements Store {
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
   readonly getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
+  readonly setContactState = this.op('setContactState', contacts.setContactState);
 
   /**
    * Many operations, each bounded by the server's maxTimeMS: the whole is not held to

@@ -287,6 +287,7 @@ function contactsSchema(): Schema<ContactsDoc> {
       name: { type: String, required: true },
       phone: { type: String, required: true },
       language: String,
+      state: String,
     },
     { _id: false },
   );

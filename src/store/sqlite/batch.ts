@@ -26,7 +26,7 @@ export const escalateBatch = write((c, items: EscalationItem[]): EscalationResul
         insertDeliveryRow(
           c,
           { id: incident.id, userId: timer.userId },
-          newDelivery(incident.id, r, 'sos', r.body, { traceparent: r.traceparent }),
+          newDelivery(incident.id, r, 'sos', r.body, { traceparent: r.traceparent, held: r.held }),
           now,
         );
       const marked = markEscalatedRow(c, timer.id, incident.id);

@@ -2,7 +2,7 @@
  * Row ↔ domain mapping for the SQLite adapter, one mapper per record type whichever path uses
  * it (one row at a time or a group commit: ./batch.ts). Times are epoch milliseconds.
  */
-import type { Contact } from '../../domain/contact.js';
+import { isContactState, type Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
 import type { AllClearState, Incident, IncidentSource, IncidentStatus } from '../../domain/incident.js';
 import { isLanguage, isTimeZone, type ContactSettings } from '../../domain/locale.js';
@@ -95,6 +95,7 @@ export interface ContactRow {
   name: string;
   phone: string;
   language: string | null;
+  state: string;
 }
 
 const date = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms));
@@ -188,6 +189,7 @@ export const toContact = (r: ContactRow): Contact => ({
   name: r.name,
   phone: r.phone,
   ...(r.language && isLanguage(r.language) ? { language: r.language } : {}),
+  state: isContactState(r.state) ? r.state : 'pending',
 });
 
 /** Where and with whom, as the columns of a timer and of its incident (the incident copies them from the timer). */

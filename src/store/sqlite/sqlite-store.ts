@@ -186,6 +186,7 @@ export class SqliteStore implements Store {
   getContacts = this.op('getContacts', contacts.getContacts);
   replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
   getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
+  setContactState = this.op('setContactState', contacts.setContactState);
   // one write, so one transaction (./contact-ids.ts)
   rekeyContactIds = this.op('rekeyContactIds', contactIds.rekeyContactIds);
 
