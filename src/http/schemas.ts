@@ -59,6 +59,7 @@ export const TrailList = z.object({
 
 export const Timer = z.object({
   id: z.string(),
+  timeZone: z.string().meta({ description: 'the IANA time zone given when it was armed (SOS texts say the deadline in it)' }).optional(),
   userId: z.string(),
   status: z.enum(TIMER_STATUSES),
   startedAt: at('when it was armed'),

@@ -39,6 +39,14 @@ export const ArmBody = z.strictObject({
   locationName: text(120).optional(),
   location: GeoPoint.optional(),
   meeting: MeetingBody.optional(),
+  timeZone: z
+    .string()
+    .max(64)
+    .meta({
+      description: 'IANA time zone name the SOS text says the deadline in (default: the contact list’s `timeZone`, else UTC)',
+      examples: ['America/Bogota'],
+    })
+    .optional(),
 });
 
 export const ExtendBody = z.strictObject({ seconds: z.number().int() });

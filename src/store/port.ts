@@ -27,6 +27,8 @@ export interface NewTimer {
   locationName?: string;
   location?: GeoPoint;
   displayName?: string;
+  /** IANA time zone name (checked by the caller) */
+  timeZone?: string;
   /** W3C traceparent to store with the timer (the escalation continues that trace) */
   traceparent?: string;
   meeting?: Meeting;

@@ -34,6 +34,7 @@ export function timerView(t: Timer, phone: PhoneShown = fullPhone) {
     location: t.location,
     extensions: t.extensions,
     incidentId: t.incidentId,
+    timeZone: t.timeZone,
     // the owner's and moderators' eyes only: timer views go to the owner, and to moderators on expiry
     meeting: meetingView(t.meeting, phone),
   };

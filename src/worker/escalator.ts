@@ -212,6 +212,8 @@ export class Escalator {
       meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
       deadline: timer.expiresAt,
     };
-    return perLanguage(settings, incidentId, (ctx) => sosMessage(facts, ctx));
+    // the zone the person armed the timer in wins over their contact list's
+    const zone = timer.timeZone ? { ...settings, timeZone: timer.timeZone } : settings;
+    return perLanguage(zone, incidentId, (ctx) => sosMessage(facts, ctx));
   }
 }

@@ -73,6 +73,32 @@ describe('texts in the contact’s language and the person’s time zone', () =>
   });
 });
 
+describe('the zone the timer was armed in', () => {
+  it('wins over the contact list’s zone in the SOS text; the timer shows it', async () => {
+    const token = v.token('lucia', { name: 'Lucía' });
+    const t = await v.api(token, 'POST', '/v1/timers', { durationSeconds: 1, timeZone: 'Asia/Kolkata' });
+    expect(t.status).toBe(201);
+    expect(t.body.timer.timeZone).toBe('Asia/Kolkata');
+    const expiresAt = new Date(t.body.timer.expiresAt as string);
+    await expireAndSweep(v, expiresAt.getTime());
+    await dispatchRound(v);
+    const inc = await incidentOf(v, t.body.timer.id as string);
+    const sos = inc.deliveries.find((d) => d.phone === ES && d.kind === 'sos');
+    const body = tw.accepted.filter((m) => m.to === ES).at(-1)?.body ?? '';
+    expect(sos?.status).toBe('sent');
+    expect(body).toContain(textTime(expiresAt, 'es', 'Asia/Kolkata'));
+    expect(body).toContain('GMT+5:30');
+  });
+
+  it('a time zone that is not an IANA name is refused (unknown_time_zone), and no timer is armed', async () => {
+    const token = v.token('tz-refused');
+    const r = await v.api(token, 'POST', '/v1/timers', { durationSeconds: 60, timeZone: 'Moon/Base' });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('unknown_time_zone');
+    expect((await v.api(token, 'GET', '/v1/timers')).body.timers).toEqual([]);
+  });
+});
+
 describe('bad values are refused with their own code, and change nothing', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['a contact language without texts', { contacts: [{ name: 'A', phone: EN, language: 'fr' }] }, 'unsupported_language'],

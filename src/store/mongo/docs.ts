@@ -23,6 +23,7 @@ export function toTimer(d: TimerDoc): Timer {
     locationName: d.locationName,
     location: point(d.location),
     displayName: d.displayName,
+    timeZone: d.timeZone,
     extensions: d.extensions,
     escalation: d.escalation,
     incidentId: d.incidentId,

@@ -141,6 +141,7 @@ function timerSchema(): Schema<TimerDoc> {
       locationName: String,
       location: { type: point(), required: false },
       displayName: String,
+      timeZone: String,
       extensions: { type: Number, required: true },
       escalation: { type: String, enum: ESCALATION_STATES, required: true },
       incidentId: String,

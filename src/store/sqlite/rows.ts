@@ -23,6 +23,7 @@ export interface TimerRow {
   lat: number | null;
   lng: number | null;
   display_name: string | null;
+  time_zone: string | null;
   extensions: number;
   escalation: EscalationState;
   incident_id: string | null;
@@ -115,6 +116,7 @@ export function toTimer(r: TimerRow): Timer {
     locationName: opt(r.location_name),
     location: point(r.lat, r.lng),
     displayName: opt(r.display_name),
+    timeZone: opt(r.time_zone),
     extensions: r.extensions,
     escalation: r.escalation,
     incidentId: opt(r.incident_id),
@@ -214,6 +216,7 @@ export function timerInsertParams(t: NewTimer, now: number) {
     ...placeParams(t),
     traceparent: t.traceparent ?? null,
     slot: sweepSlot(t.id),
+    timeZone: t.timeZone ?? null,
   };
 }
 
