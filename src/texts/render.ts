@@ -13,13 +13,14 @@ import {
   DEFAULT_TIME_ZONE,
   incidentReference,
   languageOf,
+  LANGUAGES,
   type ContactSettings,
   type Language,
 } from '../domain/locale.js';
 import { clip, mapLink, MAX_SMS_CHARS, plainName, type LastSeen, type SosFacts } from '../domain/messages.js';
 import { smsSegments } from '../domain/sms-segments.js';
 import type { GeoPoint } from '../domain/timer.js';
-import { CATALOG, type TemplateName } from './catalog.js';
+import { CATALOG, TEMPLATE_NAMES, type TemplateName } from './catalog.js';
 
 /** A text stays within this many segments for names of any length (GSM-7 names; see docs/sms.md). */
 export const TEXT_SEGMENTS = 2;
@@ -44,17 +45,16 @@ export interface PanicFacts {
   note?: string;
 }
 
-const compiled = new Map<string, IntlMessageFormat>();
+// every template compiled once, when this module is loaded (a template that does not parse stops start-up)
+const COMPILED: Readonly<Record<Language, Readonly<Record<TemplateName, IntlMessageFormat>>>> = Object.freeze(
+  Object.fromEntries(
+    LANGUAGES.map((l) => [l, Object.freeze(Object.fromEntries(TEMPLATE_NAMES.map((n) => [n, new IntlMessageFormat(CATALOG[l][n], l)])))]),
+  ) as Record<Language, Record<TemplateName, IntlMessageFormat>>,
+);
 
 function format(language: Language, name: TemplateName, values: Record<string, string | number>): string {
-  const key = `${language}:${name}`;
-  let mf = compiled.get(key);
-  if (!mf) {
-    mf = new IntlMessageFormat(CATALOG[language][name], language);
-    compiled.set(key, mf);
-  }
-  const out = mf.format(values);
-  if (typeof out !== 'string') throw new Error(`template ${key} did not render to a string`);
+  const out = COMPILED[language][name].format(values);
+  if (typeof out !== 'string') throw new Error(`template ${language}.${name} did not render to a string`);
   return out;
 }
 

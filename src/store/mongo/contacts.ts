@@ -4,6 +4,7 @@
  * if nobody wrote it since (CAS on `lastOp`), trying again when someone did.
  */
 import type { Contact, ContactState } from '../../domain/contact.js';
+import { Unavailable } from '../../domain/errors.js';
 import type { ContactSettings } from '../../domain/locale.js';
 import { toContact, toContactSettings } from './docs.js';
 import { isDuplicateKey } from './errors.js';
@@ -49,7 +50,8 @@ async function rewrite(
       if (!isDuplicateKey(err)) throw err;
     }
   }
-  throw new Error(`contacts of ${userId}: ${CAS_TRIES} concurrent writes in a row`);
+  // answered 503 with Retry-After: the list is being written by others right now
+  throw Unavailable('store_busy', `contacts: ${CAS_TRIES} other writes of this list won in a row; try again`);
 }
 
 /** A contact still on the list keeps its state, a new one is pending; the defaults are replaced with the list. */
