@@ -23,6 +23,13 @@ module.exports = {
       to: { pathNot: ['^src/domain/', '^crypto$'] },
     },
     {
+      name: 'texts-only-render',
+      comment: 'src/texts renders the texts from their templates: it imports the domain and the message-format library, nothing with I/O.',
+      severity: 'error',
+      from: { path: '^src/texts/' },
+      to: { pathNot: ['^src/texts/', '^src/domain/', 'intl-messageformat'] },
+    },
+    {
       name: 'sms-only-sends',
       comment: 'Carriers send; they never read or write the store.',
       severity: 'error',

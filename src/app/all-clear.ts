@@ -12,9 +12,11 @@
  */
 import { newDelivery } from '../domain/delivery.js';
 import { decideIncident, type Incident } from '../domain/incident.js';
-import { allClearMessage, closedMessage, maskPhone } from '../domain/messages.js';
+import { maskPhone } from '../domain/messages.js';
 import { deliveryEvent, incidentEvent, type EventPublisher } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { allClearMessage, closedMessage, perLanguage } from '../texts/render.js';
+import { contactTexts } from './contact-texts.js';
 import type { SmsBudget } from './sms-budget.js';
 
 /** What the closing text says: the person checked in, or the safety team closed the alert. */
@@ -77,13 +79,16 @@ export class AllClear {
     traceparent?: string,
     ending: Ending = incident.status === 'resolved' ? 'closed' : 'safe',
   ): Promise<{ created: number; superseded: number }> {
-    const order = (await this.store.getContacts(incident.userId)).map((c) => c.id);
-    const recipients = await this.smsBudget.allClearRecipients(incident, order);
+    const { contacts, settings, byId } = await contactTexts(this.store, incident.userId);
+    const recipients = await this.smsBudget.allClearRecipients(
+      incident,
+      contacts.map((c) => c.id),
+    );
     const who = { personName: personName ?? incident.displayName };
-    const body = ending === 'closed' ? closedMessage(who) : allClearMessage(who);
+    const body = perLanguage(settings, incident.id, (ctx) => (ending === 'closed' ? closedMessage(who, ctx) : allClearMessage(who, ctx)));
     await this.store.addDeliveries(
       incident,
-      recipients.map((d) => newDelivery(incident.id, d, 'all_clear', body, { traceparent })),
+      recipients.map((d) => newDelivery(incident.id, d, 'all_clear', body(byId(d.contactId)), { traceparent })),
     );
     const superseded = await this.store.supersedePendingSos(incident.id);
     for (const d of superseded) this.events.publish(deliveryEvent(d, maskPhone));

@@ -11,12 +11,14 @@ import { newDelivery, type Delivery, type NewDelivery } from '../domain/delivery
 import { Invalid, NotFound, Conflict, RateLimited } from '../domain/errors.js';
 import { hasTimer, OPEN_INCIDENT, trailTimersOf, type Incident } from '../domain/incident.js';
 import { fixTimeProblem, fresher, keepFix, movedBeyond, rateDecision, type FixRateRule, type StoredFix } from '../domain/location.js';
-import { lastSeenAt, movedMessage } from '../domain/messages.js';
+import { lastSeenAt } from '../domain/messages.js';
 import { isLive, type Timer } from '../domain/timer.js';
 import type { LatestFixes } from '../location/port.js';
 import { locationEvent, type EventPublisher, type VigilEvent } from '../realtime/events.js';
 import type { Store } from '../store/port.js';
+import { movedMessage, perLanguage } from '../texts/render.js';
 import type { Caller } from './timers.js';
+import { contactTexts } from './contact-texts.js';
 import type { SmsBudget } from './sms-budget.js';
 
 export interface LocationSettings extends FixRateRule {
@@ -356,8 +358,11 @@ export class LocationService {
     if (!movedBeyond(incident.location, fix, this.settings.followUpMeters)) return;
     const { send, held } = await this.smsBudget.movedRecipients(incident);
     if (send.length === 0 && held.length === 0) return;
-    const body = movedMessage({ personName: incident.displayName, lastSeen: lastSeenAt(fix, now) ?? { point: fix, ageMs: 0 } });
-    const moved = (d: Delivery, heldAs?: string): NewDelivery => newDelivery(incident.id, d, 'moved', body, { held: heldAs });
+    const { settings, byId } = await contactTexts(this.store, incident.userId);
+    const facts = { personName: incident.displayName, lastSeen: lastSeenAt(fix, now) ?? { point: fix, ageMs: 0 } };
+    const body = perLanguage(settings, incident.id, (ctx) => movedMessage(facts, ctx));
+    const moved = (d: Delivery, heldAs?: string): NewDelivery =>
+      newDelivery(incident.id, d, 'moved', body(byId(d.contactId)), { held: heldAs });
     await this.store.addDeliveries(incident, [...send.map((d) => moved(d)), ...held.map((h) => moved(h.sos, h.lastError))]);
     this.log.info({ incident: incident.id, recipients: send.length, held: held.length }, 'moved follow-up queued');
   }

@@ -14,11 +14,12 @@
  * press that attaches adds its own) and the SOS text carries the first one, also when the
  * sweep completes the texts after a crash.
  */
-import { newDelivery, recipientOf } from '../domain/delivery.js';
+import { sosDeliveries } from '../domain/delivery.js';
+import { contactTexts } from './contact-texts.js';
 import { DomainError, NotFound } from '../domain/errors.js';
 import type { Incident } from '../domain/incident.js';
 import { lastSeenAt } from '../domain/messages.js';
-import { panicMessage } from '../domain/panic-message.js';
+import { panicMessage, perLanguage } from '../texts/render.js';
 import type { StoredFix } from '../domain/location.js';
 import { isLive, type GeoPoint, type Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
@@ -159,9 +160,10 @@ export class PanicService {
   }
 
   private async text(incident: Incident, said: Said): Promise<void> {
-    const contacts = await this.smsBudget.sosRecipients(incident, await this.store.getContacts(incident.userId));
+    const { contacts: all, settings } = await contactTexts(this.store, incident.userId);
+    const contacts = await this.smsBudget.sosRecipients(incident, all);
     const now = said.fix ? await this.store.now() : undefined;
-    const body = panicMessage({
+    const facts = {
       personName: incident.displayName,
       locationName: incident.locationName,
       location: incident.location,
@@ -169,11 +171,9 @@ export class PanicService {
       raisedAt: incident.createdAt,
       // the press's own, else the first one kept (a repair after a crash has only the incident)
       note: said.note ?? incident.panicNotes?.[0]?.text,
-    });
-    await this.store.addDeliveries(
-      incident,
-      contacts.map((c) => newDelivery(incident.id, recipientOf(c), 'sos', body, { traceparent: this.tracing.traceparent() })),
-    );
+    };
+    const body = perLanguage(settings, incident.id, (ctx) => panicMessage(facts, ctx));
+    await this.store.addDeliveries(incident, sosDeliveries(incident.id, contacts, body, this.tracing.traceparent()));
   }
 
   /** The timer the panic took over: its escalation is this incident, done once the texts are queued. */

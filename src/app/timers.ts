@@ -22,6 +22,8 @@ export interface ArmInput {
   locationName?: string;
   location?: GeoPoint;
   meeting?: Meeting;
+  /** IANA time zone name (the route refuses any other: `unknown_time_zone`) */
+  timeZone?: string;
 }
 
 export interface Caller {
@@ -77,6 +79,7 @@ export class TimerService {
         location: input.location,
         meeting: input.meeting,
         displayName: caller.displayName,
+        timeZone: input.timeZone,
         traceparent: this.tracing.traceparent(),
       },
       idem,

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { AllClear } from '../app/all-clear.js';
+import { ContactStates } from '../app/contact-states.js';
 import { IncidentService } from '../app/incidents.js';
 import { newId } from '../app/ids.js';
 import { LocationService, type LocationCounters } from '../app/location.js';
@@ -21,7 +22,8 @@ import { PersonalDataService } from '../app/personal-data.js';
 import type { Config } from '../config.js';
 import { consoleRouter } from '../console/router.js';
 import { makeLimits } from '../domain/limits.js';
-import { contactsTextedNotification } from '../domain/notification.js';
+import type { Delivery } from '../domain/delivery.js';
+import { contactsTextedNotification, type Unreachable } from '../domain/notification.js';
 import { createApp } from '../http/app.js';
 import { clientAddressOf } from '../http/client-address.js';
 import { answerClientErrors } from '../http/client-errors.js';
@@ -230,9 +232,11 @@ export async function startServices(
   const warnings = new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize });
   const onSosSent = (d: { incidentId: string; userId: string }) =>
     notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf')));
+  const contactStates = new ContactStates(store, notifications);
+  const onUnreachable = (d: Delivery, why: Unreachable) => contactStates.unreachable(d, why);
   const { sweeper, dispatcher } = buildWorkers(
     { store, lock, carrier, metrics, log, events, smsBudget, tracing },
-    workerSettings(config, { panics: panic, warnings, pacing, onSosSent, location }),
+    workerSettings(config, { panics: panic, warnings, pacing, onSosSent, onUnreachable, location }),
   );
   const { sweep } = config;
   const wake = sweep.wakeUps

@@ -87,7 +87,7 @@ export function buildWorkers(ports: WorkerPorts, settings: WorkerSettings, o: Wo
 
 /** The pieces of the workers the composition root builds elsewhere (they serve the API too). */
 export type WorkerParts = Pick<SweepSettings, 'warnings' | 'panics'> &
-  Pick<DispatchSettings, 'pacing' | 'onSosSent'> & { location?: EscalationExtras['location'] };
+  Pick<DispatchSettings, 'pacing' | 'onSosSent' | 'onUnreachable'> & { location?: EscalationExtras['location'] };
 
 /** The workers' settings as config and the tuning constants say. */
 export function workerSettings(config: Config, parts: WorkerParts): WorkerSettings {
@@ -114,6 +114,7 @@ export function workerSettings(config: Config, parts: WorkerParts): WorkerSettin
       retry: { maxAttempts: delivery.maxAttempts, baseMs: delivery.baseMs, capMs: delivery.capMs },
       pacing: parts.pacing,
       onSosSent: parts.onSosSent,
+      onUnreachable: parts.onUnreachable,
     },
     escalation: { location: parts.location, includeMeeting: config.location.sosIncludeMeeting },
     holdTexts: {

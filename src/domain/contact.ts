@@ -6,6 +6,7 @@
  * so a plain hash would give the number back to whoever tries every number (docs/security.md).
  */
 import { createHmac } from 'node:crypto';
+import type { Language } from './locale.js';
 
 export interface Contact {
   /** `ContactIdKey.of(userId, phone)`: stable for the same person and number */
@@ -13,6 +14,40 @@ export interface Contact {
   name: string;
   /** E.164 */
   phone: string;
+  /** the language their texts are in; absent: the person's default (ContactSettings), else English */
+  language?: Language;
+  /** where the contact stands (the store always says; absent in a list being saved: kept, or `pending` when new) */
+  state?: ContactState;
+}
+
+/**
+ * Where a contact stands. `pending`: added, has not answered; `confirmed`: answered yes;
+ * `declined`: refused being a contact; `opted_out`: their number refuses our texts (STOP, or the
+ * carrier says so: Twilio 21610). Saving the list again keeps each remaining contact's state.
+ */
+export const CONTACT_STATES = ['pending', 'confirmed', 'declined', 'opted_out'] as const;
+export type ContactState = (typeof CONTACT_STATES)[number];
+export const isContactState = (s: string): s is ContactState => (CONTACT_STATES as readonly string[]).includes(s);
+export const stateOf = (c: Pick<Contact, 'state'>): ContactState => c.state ?? 'pending';
+
+/** What a contact's SOS delivery is recorded with when it is held back (never sent): `held_contact_<state>`. */
+export type WithheldState = Extract<ContactState, 'declined' | 'opted_out'>;
+export const withheldError = (state: WithheldState): string => `held_contact_${state}`;
+
+/**
+ * Who an SOS goes to: confirmed and pending contacts (safety first: a contact who has not
+ * answered yet still hears about an emergency), in the person's order; never a contact who
+ * declined or whose number opted out — their delivery is recorded as held, with the reason.
+ */
+export function sosAudience(contacts: Contact[]): { reach: Contact[]; withheld: { contact: Contact; held: string }[] } {
+  const reach: Contact[] = [];
+  const withheld: { contact: Contact; held: string }[] = [];
+  for (const c of contacts) {
+    const s = stateOf(c);
+    if (s === 'declined' || s === 'opted_out') withheld.push({ contact: c, held: withheldError(s) });
+    else reach.push(c);
+  }
+  return { reach, withheld };
 }
 
 export const E164 = /^\+[1-9]\d{6,14}$/;

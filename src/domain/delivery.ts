@@ -21,7 +21,7 @@
  * `superseded` is final: after "I'm safe" an SOS that has not gone out is not sent, and an
  * all-clear whose SOS never reached the contact is not sent either.
  */
-import type { Contact } from './contact.js';
+import { sosAudience, type Contact } from './contact.js';
 
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'failed', 'dead', 'superseded'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -108,6 +108,18 @@ export function newDelivery(
     ...(extra.traceparent === undefined ? {} : { traceparent: extra.traceparent }),
     ...(extra.held === undefined ? {} : { held: extra.held }),
   };
+}
+
+/**
+ * The SOS deliveries of an incident: one per contact, each with its own text (their language); a
+ * contact who declined or opted out gets none sent: theirs is recorded held, with the reason.
+ */
+export function sosDeliveries(incidentId: string, to: Contact[], body: (c: Contact) => string, traceparent?: string): NewDelivery[] {
+  const { reach, withheld } = sosAudience(to);
+  return [
+    ...reach.map((c) => newDelivery(incidentId, recipientOf(c), 'sos', body(c), { traceparent })),
+    ...withheld.map(({ contact, held }) => newDelivery(incidentId, recipientOf(contact), 'sos', body(contact), { traceparent, held })),
+  ];
 }
 
 /**

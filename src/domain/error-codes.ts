@@ -35,6 +35,15 @@ export const DOMAIN_ERRORS = {
     meaning: 'a stated `reason` that is empty, too long, or holds control, bidi or zero-width characters',
   },
   invalid_cursor: { kind: 'invalid', meaning: 'a `cursor` this API did not issue' },
+  unsupported_language: {
+    kind: 'invalid',
+    meaning:
+      'a contact `language` Vigil has no texts in; `details.supported` lists those it has ([sms.md](sms.md#languages-time-zones-and-the-reference))',
+  },
+  unknown_time_zone: {
+    kind: 'invalid',
+    meaning: 'a `timeZone` that is not an IANA time zone name (`Europe/Madrid`, `America/Bogota`, `UTC`)',
+  },
   invalid_write_concern: { kind: 'invalid', meaning: 'start-up only: the MongoDB write concern is neither `majority` nor a number ≥ 1' },
   invalid_operation_timeout: {
     kind: 'invalid',

@@ -47,16 +47,6 @@ export function fresher<F extends Fix>(a: F | null | undefined, b: F | null | un
   return b.at.getTime() > a.at.getTime() ? b : a;
 }
 
-/** How old a fix reads in a text: "just now", "1 min ago", "14 min ago", "2 h ago", "3 h 5 min ago". */
-export function ageText(ageMs: number): string {
-  const min = Math.floor(Math.max(0, ageMs) / 60_000);
-  if (min < 1) return 'just now';
-  if (min < 60) return `${min} min ago`;
-  const h = Math.floor(min / 60);
-  const rest = min % 60;
-  return rest === 0 ? `${h} h ago` : `${h} h ${rest} min ago`;
-}
-
 /**
  * Why a fix time is refused, or null when it is acceptable: not in the future (beyond
  * `skewMs` of the server clock), not before the timer started.

@@ -1,10 +1,9 @@
 /**
- * SMS texts. Pure. Bodies stay within MAX_SMS_CHARS (3 concatenated GSM-7 segments of
- * 153 characters); long place and person names are shortened, never the map link.
- * Our own text is GSM-7; a name in another script makes the carrier switch to UCS-2
- * (67 characters a segment), which costs more segments but is still one message.
+ * What goes into an SMS text, pure: person-supplied names made plain (no links, no control
+ * characters), shortening, the map link, masked numbers. The texts themselves are templates,
+ * one file per language (src/texts/). A body never exceeds MAX_SMS_CHARS (3 concatenated GSM-7
+ * segments of 153 characters); src/texts keeps it within two segments where the names allow.
  */
-import { ageText } from './location.js';
 import type { GeoPoint } from './timer.js';
 
 export const MAX_SMS_CHARS = 459;
@@ -119,63 +118,6 @@ export interface SosFacts {
   /** whom they were meeting (only when the deployment sends it to contacts) */
   meetingName?: string;
   deadline: Date;
-}
-
-export const lastSeenText = (l: LastSeen) => `Last seen ${ageText(l.ageMs)} at ${mapLink(l.point)}`;
-
-/**
- * What every SOS text says first, whatever raised it: who (name rules applied), the place they
- * named (` at …`, or nothing), where they are (the freshest fix, else the place given with the
- * alert, else that none was shared) and a time as `YYYY-MM-DD HH:MM` (UTC).
- */
-export function sosOpening(
-  f: Pick<SosFacts, 'personName' | 'locationName' | 'location' | 'lastSeen'>,
-  at: Date,
-): { who: string; where: string; map: string; when: string } {
-  const who = clip(plainName(f.personName ?? '') || 'A Vigil user', 60);
-  const place = plainName(f.locationName ?? '');
-  const where = place ? ` at ${clip(place, 80)}` : '';
-  const map = f.lastSeen
-    ? ` ${lastSeenText(f.lastSeen)}`
-    : f.location
-      ? ` Last known location: ${mapLink(f.location)}`
-      : ' No location was shared.';
-  const when = at.toISOString().slice(0, 16).replace('T', ' ');
-  return { who, where, map, when };
-}
-
-export function sosMessage(f: SosFacts): string {
-  const { who, where, map, when } = sosOpening(f, f.deadline);
-  const meeting = plainName(f.meetingName ?? '');
-  const withWhom = meeting ? ` (meeting ${clip(meeting, 60)})` : '';
-  const body = `SOS from Vigil: ${who} did not check in after a meeting${where}${withWhom}. Their safety timer ran out at ${when} UTC.${map} Please try to reach them now; call local emergency services if you cannot.`;
-  return clip(body, MAX_SMS_CHARS);
-}
-
-/** The one follow-up after the SOS when the person has moved far from where the SOS said. */
-export function movedMessage(f: Pick<SosFacts, 'personName'> & { lastSeen: LastSeen }): string {
-  const who = clip(plainName(f.personName ?? '') || 'The Vigil user', 60);
-  return clip(
-    `Vigil update: ${who} has moved since the SOS alert and has still not checked in. ${lastSeenText(f.lastSeen)} Please try to reach them now.`,
-    MAX_SMS_CHARS,
-  );
-}
-
-export function allClearMessage(f: Pick<SosFacts, 'personName'>): string {
-  const who = clip(plainName(f.personName ?? '') || 'The Vigil user', 60);
-  return clip(`Vigil update: ${who} has checked in and says they are safe. Please disregard the earlier SOS alert.`, MAX_SMS_CHARS);
-}
-
-/**
- * The closing text after a moderator resolved the incident: the alert is over, without saying
- * the person checked in (they did not; "I'm safe" sends `allClearMessage`).
- */
-export function closedMessage(f: Pick<SosFacts, 'personName'>): string {
-  const who = clip(plainName(f.personName ?? '') || 'the Vigil user', 60);
-  return clip(
-    `Vigil update: the SOS alert for ${who} has been closed by the Vigil safety team. If you are still worried, try to reach them.`,
-    MAX_SMS_CHARS,
-  );
 }
 
 /** For logs and events: keep the leading `+`, the first digit and the last two digits only. */

@@ -8,7 +8,7 @@ import type { Incident } from './incident.js';
 import type { Timer } from './timer.js';
 import { warningKey } from './warning.js';
 
-export const NOTIFICATION_KINDS = ['timer_warning', 'contacts_texted', 'incident_acknowledged'] as const;
+export const NOTIFICATION_KINDS = ['timer_warning', 'contacts_texted', 'incident_acknowledged', 'contact_unreachable'] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 export interface Notification {
@@ -68,5 +68,39 @@ export function acknowledgedNotification(i: Incident, id: string): NewNotificati
     title: 'A moderator is on it',
     body: 'A Vigil moderator has seen your SOS and is following it.',
     incidentId: i.id,
+  };
+}
+
+/**
+ * Why a carrier says a contact cannot be texted: their number refuses our texts (Twilio 21610,
+ * the number sent STOP) or is not a number that can take a text (21211 invalid, 21614 not mobile).
+ */
+export type Unreachable = 'opted_out' | 'invalid_number';
+const UNREACHABLE_CODES: Readonly<Record<string, Unreachable>> = {
+  twilio_21610: 'opted_out',
+  twilio_21211: 'invalid_number',
+  twilio_21614: 'invalid_number',
+};
+/** The reason behind a permanent carrier error code (`twilio_21610`), if it says the contact cannot be reached. */
+export const unreachableBy = (code: string | undefined): Unreachable | undefined =>
+  code === undefined ? undefined : UNREACHABLE_CODES[code];
+
+/** One entry per text a carrier refused for that reason (keyed by the delivery): the person should fix or replace the contact. */
+export function contactUnreachableNotification(
+  d: { key: string; userId: string; incidentId: string; contactName: string },
+  why: Unreachable,
+  id: string,
+): NewNotification {
+  return {
+    id,
+    userId: d.userId,
+    key: `contact_unreachable:${d.key}`,
+    kind: 'contact_unreachable',
+    title: why === 'opted_out' ? `${d.contactName} does not take Vigil texts` : `${d.contactName} cannot be texted`,
+    body:
+      why === 'opted_out'
+        ? `${d.contactName}'s number has refused texts from Vigil (they replied STOP), so they will not get your SOS texts. Ask them to reply START, or add someone else.`
+        : `The carrier says ${d.contactName}'s number cannot receive texts. Check the number, or add someone else.`,
+    incidentId: d.incidentId,
   };
 }

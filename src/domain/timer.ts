@@ -42,6 +42,8 @@ export interface Timer {
   location?: GeoPoint;
   /** display name of the person, from the token at arm time; used in SOS texts */
   displayName?: string;
+  /** IANA time zone given at arm time: the SOS text says the deadline in it (else the contact list's zone) */
+  timeZone?: string;
   extensions: number;
   escalation: EscalationState;
   incidentId?: string;

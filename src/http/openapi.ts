@@ -11,6 +11,7 @@ import type { TimerLimits } from '../domain/limits.js';
 import { AuditLine, AuditPage, AuditQuery, Note, NoteBody } from './moderation-schemas.js';
 import {
   Contact,
+  ContactList,
   Delivery,
   ErrorBody,
   FailedEscalation,
@@ -402,7 +403,7 @@ function paths(): Record<string, PathItem> {
         operationId: 'getContacts',
         summary: "The caller's emergency contacts",
         responses: {
-          '200': ok('Contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId),
+          '200': ok('Contacts', ref('schemas', 'ContactList'), requestId),
           ...errors(...userErrors),
         },
       },
@@ -412,7 +413,7 @@ function paths(): Record<string, PathItem> {
         summary: 'Replace the emergency contacts as a whole',
         requestBody: { required: true, content: json(ref('schemas', 'ContactsInput')) },
         responses: {
-          '200': ok('Saved contacts', obj({ contacts: { type: 'array', items: ref('schemas', 'Contact') } }), requestId),
+          '200': ok('Saved contacts', ref('schemas', 'ContactList'), requestId),
           ...errors(...userErrors),
         },
       },
@@ -789,6 +790,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['NotificationList', NotificationList],
     ['SosInput', SosBody],
     ['Contact', Contact],
+    ['ContactList', ContactList],
     ['Fix', Fix],
     ['FixInput', FixBody],
     ['FixAnswer', FixAnswer],

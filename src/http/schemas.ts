@@ -3,9 +3,10 @@
  * requests share. Responses are plain objects: they describe, they do not refuse extra fields.
  */
 import { z } from 'zod';
-import { E164 } from '../domain/contact.js';
+import { CONTACT_STATES, E164 } from '../domain/contact.js';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../domain/delivery.js';
 import { INCIDENT_SOURCES, INCIDENT_STATUSES } from '../domain/incident.js';
+import { LANGUAGES } from '../domain/locale.js';
 import { NOTIFICATION_KINDS } from '../domain/notification.js';
 import { ESCALATION_STATES, TIMER_STATUSES } from '../domain/timer.js';
 import { Note } from './moderation-schemas.js';
@@ -58,6 +59,7 @@ export const TrailList = z.object({
 
 export const Timer = z.object({
   id: z.string(),
+  timeZone: z.string().meta({ description: 'the IANA time zone given when it was armed (SOS texts say the deadline in it)' }).optional(),
   userId: z.string(),
   status: z.enum(TIMER_STATUSES),
   startedAt: at('when it was armed'),
@@ -103,6 +105,7 @@ export const Incident = z.object({
     description: 'where the SOS text said the person was: the freshest live fix at escalation, else the point given on arming',
   }).optional(),
   displayName: z.string().optional(),
+  reference: z.string().meta({ description: 'the short reference the texts give the contacts (`K7Q-2MX`), derived from the id' }),
   meeting: Meeting.optional(),
   allClear: z
     .enum(['pending', 'done'])
@@ -173,7 +176,25 @@ export const FailedEscalation = Timer.extend({
 
 export const FailedEscalationList = z.object({ timers: z.array(FailedEscalation) });
 
-export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
+export const Contact = z.object({
+  id: z.string(),
+  name: z.string().max(80),
+  phone: z.string().regex(E164),
+  language: z
+    .enum(LANGUAGES)
+    .meta({ description: "the language of this contact's texts; absent: the list's `language`, else English" })
+    .optional(),
+  state: z.enum(CONTACT_STATES).meta({
+    description:
+      '`pending` (added, no answer yet), `confirmed`, `declined`, `opted_out` (their number refuses our texts); an SOS goes to pending and confirmed contacts only',
+  }),
+});
+
+export const ContactList = z.object({
+  contacts: z.array(Contact),
+  language: z.enum(LANGUAGES).meta({ description: 'the language of the texts of a contact who has none of their own' }).optional(),
+  timeZone: z.string().meta({ description: 'IANA time zone name: the times in texts are said in it (absent: UTC)' }).optional(),
+});
 
 export const Revocation = z.object({
   userId: z.string(),

@@ -7,6 +7,7 @@ import { E164, MAX_CONTACTS } from '../domain/contact.js';
 import { decodeCursor, type ChangePosition } from '../app/cursor.js';
 import { Invalid } from '../domain/errors.js';
 import { INCIDENT_STATUSES } from '../domain/incident.js';
+import { LANGUAGES } from '../domain/locale.js';
 import { hasRefusedNameChars } from '../domain/messages.js';
 import { REASON_MAX_CHARS } from '../domain/moderation.js';
 import { PAGE_SIZE } from '../domain/paging.js';
@@ -39,10 +40,24 @@ export const ArmBody = z.strictObject({
   locationName: text(120).optional(),
   location: GeoPoint.optional(),
   meeting: MeetingBody.optional(),
+  timeZone: z
+    .string()
+    .max(64)
+    .meta({
+      description: 'IANA time zone name the SOS text says the deadline in (default: the contact list’s `timeZone`, else UTC)',
+      examples: ['America/Bogota'],
+    })
+    .optional(),
 });
 
 export const ExtendBody = z.strictObject({ seconds: z.number().int() });
 export const EmptyBody = z.strictObject({});
+
+// checked by the route, so that a bad value is its own code (`unsupported_language`), not a schema issue
+const languageField = z
+  .string()
+  .max(16)
+  .meta({ description: `one of ${LANGUAGES.map((l) => `\`${l}\``).join(', ')}; another is \`unsupported_language\``, examples: ['es'] });
 
 export const ContactsBody = z.strictObject({
   contacts: z
@@ -53,11 +68,23 @@ export const ContactsBody = z.strictObject({
           .string()
           .regex(E164, 'must be an E.164 number like +14155550123')
           .meta({ examples: ['+14155550123'] }),
+        language: languageField.optional(),
       }),
     )
     .max(MAX_CONTACTS, `at most ${MAX_CONTACTS} contacts`)
     .refine((cs) => new Set(cs.map((c) => c.phone)).size === cs.length, 'the same number is listed twice')
     .meta({ description: 'No number may appear twice.' }),
+  language: languageField
+    .meta({ description: 'the language of the texts of a contact who has none of their own (default `en`)' })
+    .optional(),
+  timeZone: z
+    .string()
+    .max(64)
+    .meta({
+      description: 'IANA time zone name the times in texts are said in (default UTC); an unknown one is `unknown_time_zone`',
+      examples: ['Europe/Madrid'],
+    })
+    .optional(),
 });
 
 const isoTime = z.iso.datetime({ offset: true });

@@ -6,6 +6,7 @@
 import type { Contact } from '../domain/contact.js';
 import type { Delivery, Recipient } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
+import type { ContactSettings } from '../domain/locale.js';
 import type { Timer } from '../domain/timer.js';
 
 /** One contact who gets the SOS of an escalation; the delivery key is made from the incident the store keeps. */
@@ -13,6 +14,8 @@ export interface SosRecipient extends Recipient {
   body: string;
   /** W3C traceparent stored with the delivery (the send continues the escalation's trace) */
   traceparent?: string;
+  /** held back (the contact declined or opted out): stored `superseded` with this `lastError`, never sent */
+  held?: string;
 }
 
 export interface EscalationItem {
@@ -66,6 +69,8 @@ export interface BatchStore {
   incidentsForTimers(timerIds: string[]): Promise<Incident[]>;
   /** Contacts of many people at once (a person without contacts maps to `[]`). */
   contactsOf(userIds: string[]): Promise<Map<string, Contact[]>>;
+  /** The contact settings of many people at once (a person without any maps to `{}`). */
+  contactSettingsOf(userIds: string[]): Promise<Map<string, ContactSettings>>;
   /** SMS counted against the caps, per person: deliveries created for each since `since`. */
   countDeliveriesSinceMany(userIds: string[], since: Date): Promise<Map<string, number>>;
   /** The earliest deadline of a live timer (index-backed), or null when none is live. */

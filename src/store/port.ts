@@ -4,9 +4,10 @@
  * allowed state. Due-ness is decided by `now()`, the store's own clock.
  * Adapters: ./sqlite/sqlite-store.ts (embedded), ./mongo/ (cluster).
  */
-import type { Contact } from '../domain/contact.js';
+import type { Contact, ContactState } from '../domain/contact.js';
 import type { Delivery, DeliveryStatus, NewDelivery } from '../domain/delivery.js';
 import type { Incident, IncidentStatus } from '../domain/incident.js';
+import type { ContactSettings } from '../domain/locale.js';
 import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
@@ -27,6 +28,8 @@ export interface NewTimer {
   locationName?: string;
   location?: GeoPoint;
   displayName?: string;
+  /** IANA time zone name (checked by the caller) */
+  timeZone?: string;
   /** W3C traceparent to store with the timer (the escalation continues that trace) */
   traceparent?: string;
   meeting?: Meeting;
@@ -258,6 +261,13 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
 
   // ── contacts ──────────────────────────────────────────────────────────────
   getContacts(userId: string): Promise<Contact[]>;
-  /** Replace the whole list atomically. */
-  replaceContacts(userId: string, contacts: Contact[]): Promise<Contact[]>;
+  /** The person's defaults for their contacts' texts (language, time zone); `{}` when none were set. */
+  getContactSettings(userId: string): Promise<ContactSettings>;
+  /**
+   * Replace the whole list and the person's defaults (absent: none) atomically. A contact still on
+   * the list keeps its state (the given `state` is ignored); a new one is `pending`.
+   */
+  replaceContacts(userId: string, contacts: Contact[], settings?: ContactSettings): Promise<Contact[]>;
+  /** CAS one contact's state from one of `from` to `to`; `null` when not on the list or in another state. */
+  setContactState(userId: string, contactId: string, to: ContactState, from: readonly ContactState[]): Promise<Contact | null>;
 }

@@ -1,6 +1,7 @@
 /** The wire shape of timers, incidents and deliveries, shared by the REST answers and the events. */
 import type { Delivery } from '../domain/delivery.js';
 import { hasTimer, incidentSources, type Incident } from '../domain/incident.js';
+import { incidentReference } from '../domain/locale.js';
 import type { Notification } from '../domain/notification.js';
 import type { Timer } from '../domain/timer.js';
 import { meetingView } from './location.js';
@@ -33,6 +34,7 @@ export function timerView(t: Timer, phone: PhoneShown = fullPhone) {
     location: t.location,
     extensions: t.extensions,
     incidentId: t.incidentId,
+    timeZone: t.timeZone,
     // the owner's and moderators' eyes only: timer views go to the owner, and to moderators on expiry
     meeting: meetingView(t.meeting, phone),
   };
@@ -56,6 +58,8 @@ export function incidentView(i: Incident, phone: PhoneShown = fullPhone) {
     locationName: i.locationName,
     location: i.location,
     displayName: i.displayName,
+    // what the contacts' texts quote (domain/locale.ts)
+    reference: incidentReference(i.id),
     allClear: i.allClear,
     meeting: meetingView(i.meeting, phone),
     source: incidentSources(i)[0],

@@ -49,6 +49,7 @@ import {
 } from '../domain/delivery.js';
 import { OPEN_INCIDENT } from '../domain/incident.js';
 import { maskPhone } from '../domain/messages.js';
+import { unreachableBy, type Unreachable } from '../domain/notification.js';
 import type { Metrics } from '../metrics.js';
 import { deliveryEvent, type EventPublisher } from '../realtime/events.js';
 import { notStarted, type Carrier, type OutgoingSms, type SendGate } from '../sms/port.js';
@@ -69,6 +70,8 @@ export interface DispatchSettings {
   pacing?: Pacing;
   /** after an SOS text is recorded as sent (the person's inbox: "your contacts were texted") */
   onSosSent?: (d: Delivery) => Promise<unknown>;
+  /** after a carrier refused a text for good because the contact cannot be reached (domain/notification.ts `unreachableBy`) */
+  onUnreachable?: (d: Delivery, why: Unreachable) => Promise<unknown>;
   /**
    * True while a sweep escalates a backlog (Sweeper.escalatingBacklog on this replica,
    * SweepBacklog for any replica): claim no new texts meanwhile (sends in flight go on), for
@@ -413,6 +416,8 @@ export class Dispatcher {
       // the inbox entry does not hold the send slot: the next text need not wait for it (drain() does);
       // `o`, not `recorded`: a receipt that came before the outcome may already have moved it on (delivered)
       if (recorded.kind === 'sos' && o.status === 'sent') this.track(this.sosSent(recorded));
+      const unreachable = o.status === 'failed' ? unreachableBy(o.error) : undefined;
+      if (unreachable) this.track(this.unreachable(recorded, unreachable));
     } catch (err) {
       // store trouble: the lease lapses and another tick retries with the same key
       this.metrics.loopErrors.inc({ loop: 'dispatch' });
@@ -425,6 +430,13 @@ export class Dispatcher {
     await this.settings
       .onSosSent?.(d)
       .catch((err: unknown) => this.log.warn({ err, delivery: d.key }, 'could not record the notification'));
+  }
+
+  /** Tells the person (and the contact's state) that a carrier says this contact cannot be texted. */
+  private async unreachable(d: Delivery, why: Unreachable): Promise<void> {
+    await this.settings
+      .onUnreachable?.(d, why)
+      .catch((err: unknown) => this.log.warn({ err, delivery: d.key }, 'could not record that the contact is unreachable'));
   }
 
   /**

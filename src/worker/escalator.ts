@@ -11,10 +11,12 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { AllClear } from '../app/all-clear.js';
+import { contactTexts } from '../app/contact-texts.js';
 import { newId } from '../app/ids.js';
 import type { SmsBudget } from '../app/sms-budget.js';
-import { newDelivery, recipientOf } from '../domain/delivery.js';
-import { lastSeenAt, sosMessage } from '../domain/messages.js';
+import { sosDeliveries } from '../domain/delivery.js';
+import type { ContactSettings } from '../domain/locale.js';
+import { lastSeenAt } from '../domain/messages.js';
 import type { Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
@@ -23,6 +25,7 @@ import type { EscalationItem } from '../store/port-batch.js';
 import type { Store } from '../store/port.js';
 import { noTracing, type Span, type Tracing } from '../telemetry/tracing.js';
 import type { StoredFix } from '../domain/location.js';
+import { perLanguage, sosMessage } from '../texts/render.js';
 
 export interface EscalationExtras {
   /** the freshest live fix of the timer (never throws; null when none is readable) */
@@ -98,8 +101,9 @@ export class Escalator {
   }
 
   private async escalateBatchTraced(timers: Timer[], fence: number, spans: Span[]): Promise<void> {
-    const [contactsByUser, existing] = await Promise.all([
+    const [contactsByUser, settingsByUser, existing] = await Promise.all([
       this.store.contactsOf(timers.map((t) => t.userId)),
+      this.store.contactSettingsOf(timers.map((t) => t.userId)),
       this.store.incidentsForTimers(timers.map((t) => t.id)),
     ]);
     // read when the SOS is written: the incident records where the text says the person was
@@ -118,14 +122,15 @@ export class Escalator {
     const items: EscalationItem[] = plans.map((p, i) => {
       const fix = fixes[i] ?? null;
       const timer = fix ? { ...p.timer, location: { lat: fix.lat, lng: fix.lng } } : p.timer;
-      const body = this.sosBody(p.timer, fix, now);
+      const body = this.sosBody(p.timer, fix, now, settingsByUser.get(p.timer.userId) ?? {}, p.incidentId);
       const span = spans[i];
       const traceparent = span ? this.tracing.run(span, () => this.tracing.traceparent()) : undefined;
       return {
         timer,
         fence: timer.expiredByFence ?? fence,
         incidentId: p.incidentId,
-        recipients: (picked[i] ?? []).map((c) => ({ ...recipientOf(c), body, traceparent })),
+        // a NewDelivery is a recipient with its body (and `held` for a contact who declined or opted out)
+        recipients: sosDeliveries(p.incidentId, picked[i] ?? [], body, traceparent),
       };
     });
     const results = await this.store.escalateBatch(items);
@@ -171,13 +176,10 @@ export class Escalator {
     const where = fix ? { ...timer, location: { lat: fix.lat, lng: fix.lng } } : timer;
     const { incident, created, joined } = await this.store.openIncident(where, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
-    const all = await this.store.getContacts(timer.userId);
+    const { contacts: all, settings } = await contactTexts(this.store, timer.userId);
     const contacts = await this.smsBudget.sosRecipients(incident, all);
-    const body = this.sosBody(timer, fix, now);
-    await this.store.addDeliveries(
-      incident,
-      contacts.map((c) => newDelivery(incident.id, recipientOf(c), 'sos', body, { traceparent: this.tracing.traceparent() })),
-    );
+    const body = this.sosBody(timer, fix, now, settings, incident.id);
+    await this.store.addDeliveries(incident, sosDeliveries(incident.id, contacts, body, this.tracing.traceparent()));
     this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
     this.events.publish(joined ? incidentJoinedEvent(incident, timer.id) : sosEvent(incident));
     const marked = await this.store.markEscalated(timer.id, incident.id);
@@ -197,15 +199,21 @@ export class Escalator {
     );
   }
 
-  /** The SOS text of `timer` (as armed); with a live fix it says where and how long ago the person was last seen. */
-  private sosBody(timer: Timer, fix: StoredFix | null, now: Date): string {
-    return sosMessage({
+  /**
+   * The SOS text of `timer` (as armed) in each contact's language, the time in the person's time zone;
+   * with a live fix it says where and how long ago the person was last seen.
+   */
+  private sosBody(timer: Timer, fix: StoredFix | null, now: Date, settings: ContactSettings, incidentId: string) {
+    const facts = {
       personName: timer.displayName,
       locationName: timer.locationName,
       location: timer.location,
       lastSeen: lastSeenAt(fix, now),
       meetingName: this.extras.includeMeeting ? timer.meeting?.name : undefined,
       deadline: timer.expiresAt,
-    });
+    };
+    // the zone the person armed the timer in wins over their contact list's
+    const zone = timer.timeZone ? { ...settings, timeZone: timer.timeZone } : settings;
+    return perLanguage(zone, incidentId, (ctx) => sosMessage(facts, ctx));
   }
 }

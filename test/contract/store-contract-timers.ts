@@ -10,6 +10,18 @@ const CAPS = { maxExtensions: 10, maxTotalSeconds: 7 * 86_400 };
 export function timerCases(ctx: ContractContext): void {
   const it = ctx.it;
   describe('timers: arm and read', () => {
+    it('keeps the time zone given at arm time, through the sweep that claims the timer', async () => {
+      const store = ctx.store();
+      const t = { ...(await newTimer(store, { startOffsetMs: -120_000, expiresInMs: -1_000 })), timeZone: 'America/Bogota' };
+      const r = await store.armTimer(t);
+      expect(r.kind === 'created' && r.timer.timeZone).toBe('America/Bogota');
+      expect((await store.getTimer(t.id))?.timeZone).toBe('America/Bogota');
+      const claimed = await store.claimDueTimers(1000, 1);
+      expect(claimed.find((x) => x.id === t.id)?.timeZone).toBe('America/Bogota');
+      const plain = await arm(store);
+      expect(plain.timeZone).toBeUndefined();
+    });
+
     it('armTimer creates an active timer with exactly the given fields', async () => {
       const store = ctx.store();
       const t = await newTimer(store, {

@@ -66,6 +66,8 @@ export class FakeTwilio {
   /** every message accepted (what Twilio would send), duplicates included */
   readonly accepted: FakeMessage[] = [];
   readonly invalidNumbers = new Set<string>();
+  /** numbers that replied STOP to our sender: Twilio refuses every text to them (error 21610) */
+  readonly unsubscribedNumbers = new Set<string>();
 
   private failQueue: number[] = [];
   private ratio: { p: number; kinds: FaultKind[]; random: () => number } | undefined;
@@ -173,6 +175,7 @@ export class FakeTwilio {
     if (this.invalidNumbers.has(to) || !/^\+\d{8,15}$/.test(to)) {
       return answer(400, twilioError(21211, "The 'To' number is not a valid phone number.", 400));
     }
+    if (this.unsubscribedNumbers.has(to)) return answer(400, twilioError(21610, 'Attempt to send to unsubscribed recipient', 400));
     if (record.from === undefined && record.messagingServiceSid === undefined) {
       return answer(400, twilioError(21603, "A 'From' phone number is required.", 400));
     }

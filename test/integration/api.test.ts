@@ -252,7 +252,7 @@ describe('contacts', () => {
     const tok = v.token(user());
     const put = await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Bob', phone: '+14155550123' }] });
     expect(put.status).toBe(200);
-    expect(put.body.contacts).toEqual([{ id: expect.stringMatching(/^c_/), name: 'Bob', phone: '+14155550123' }]);
+    expect(put.body.contacts).toEqual([{ id: expect.stringMatching(/^c_/), name: 'Bob', phone: '+14155550123', state: 'pending' }]);
     expect((await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Bob', phone: '4155550123' }] })).status).toBe(400);
     const dup = [
       { name: 'A', phone: '+14155550123' },

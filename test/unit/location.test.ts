@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ageText,
   fixTimeProblem,
   fresher,
   haversineMeters,
@@ -9,7 +8,8 @@ import {
   movedBeyond,
   rateDecision,
 } from '../../src/domain/location.js';
-import { mapLink, MAX_SMS_CHARS, movedMessage, sosMessage } from '../../src/domain/messages.js';
+import { mapLink, MAX_SMS_CHARS } from '../../src/domain/messages.js';
+import { ageIn, movedMessage, sosMessage } from '../../src/texts/render.js';
 
 // one degree of latitude is ~111.2 km everywhere; 10 m is ~0.0000899°
 const NORTH_1M = 1 / 111_195;
@@ -49,7 +49,7 @@ describe('keepFix (fixes under 10 m from the last kept one are dropped)', () => 
   it('the threshold is 10 m', () => expect(MIN_MOVE_METERS).toBe(10));
 });
 
-describe('ageText', () => {
+describe('ageIn (English)', () => {
   it.each([
     [0, 'just now'],
     [59_999, 'just now'],
@@ -59,7 +59,7 @@ describe('ageText', () => {
     [60 * 60_000, '1 h ago'],
     [125 * 60_000, '2 h 5 min ago'],
     [-5000, 'just now'],
-  ])('%i ms → %s', (ms, text) => expect(ageText(ms)).toBe(text));
+  ])('%i ms → %s', (ms, text) => expect(ageIn('en', ms)).toBe(text));
 });
 
 describe('fixTimeProblem', () => {

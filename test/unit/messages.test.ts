@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allClearMessage, mapLink, maskPhone, MAX_SMS_CHARS, plainName, sosMessage } from '../../src/domain/messages.js';
+import { mapLink, maskPhone, MAX_SMS_CHARS, plainName } from '../../src/domain/messages.js';
+import { allClearMessage, sosMessage } from '../../src/texts/render.js';
 
 const deadline = new Date('2030-06-01T18:45:30.000Z');
 const long = (c: string, n = 500) => c.repeat(n);

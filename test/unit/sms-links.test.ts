@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { allClearMessage, closedMessage, mapLink, movedMessage, plainName, sosMessage } from '../../src/domain/messages.js';
-import { panicMessage } from '../../src/domain/panic-message.js';
+import { mapLink, plainName } from '../../src/domain/messages.js';
+import { allClearMessage, closedMessage, movedMessage, panicMessage, sosMessage } from '../../src/texts/render.js';
 
 /** The full stop and the characters IDNA (UTS 46) or NFKC turn into one. */
 const DOT = '[.\\u2024\\u3002\\ufe52\\uff0e\\uff61]';

@@ -1,6 +1,6 @@
 /** The warning window rules and the panic SOS text. Pure. */
 import { describe, expect, it } from 'vitest';
-import { panicMessage } from '../../src/domain/panic-message.js';
+import { panicMessage } from '../../src/texts/render.js';
 import { MAX_SMS_CHARS } from '../../src/domain/messages.js';
 import { TIMER_STATUSES, type TimerStatus } from '../../src/domain/timer.js';
 import { inWarningWindow, isDue, warningKey } from '../../src/domain/warning.js';

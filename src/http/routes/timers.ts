@@ -2,6 +2,8 @@
 import { createHash } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { TimerService } from '../../app/timers.js';
+import { Invalid } from '../../domain/errors.js';
+import { isTimeZone } from '../../domain/locale.js';
 import { ownIncidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { encodeCursor } from '../../app/cursor.js';
@@ -31,6 +33,8 @@ export function timerRoutes(timers: TimerService): Router {
   r.post('/', async (req, res) => {
     const p = principal(req);
     const body = parse(ArmBody, req.body, 'request body');
+    if (body.timeZone !== undefined && !isTimeZone(body.timeZone))
+      throw Invalid('unknown_time_zone', 'timeZone: not an IANA time zone name (like America/Bogota)');
     const rawKey = req.header('Idempotency-Key');
     const key = rawKey === undefined ? undefined : parse(IdempotencyKey, rawKey, 'Idempotency-Key header');
     const canonical = {
@@ -39,6 +43,7 @@ export function timerRoutes(timers: TimerService): Router {
       location: body.location ?? null,
       // only when given, so keys recorded before meetings existed still match their replays
       ...(body.meeting ? { meeting: body.meeting } : {}),
+      ...(body.timeZone ? { timeZone: body.timeZone } : {}),
     };
     const { timer, replayed } = await timers.arm(
       { userId: p.userId, displayName: p.name },

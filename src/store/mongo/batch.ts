@@ -9,8 +9,9 @@
 import type { Contact } from '../../domain/contact.js';
 import { newDelivery, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
+import type { ContactSettings } from '../../domain/locale.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
-import { toContact, toDelivery, toIncident } from './docs.js';
+import { toContact, toContactSettings, toDelivery, toIncident } from './docs.js';
 import { applyEarlyReceipts, attemptUpdate, newDeliveryDoc } from './deliveries.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
 import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
@@ -66,7 +67,7 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
     return recipients.map((r) =>
       newDeliveryDoc(
         { id: incidentId, userId: timer.userId },
-        newDelivery(incidentId, r, 'sos', r.body, { traceparent: r.traceparent }),
+        newDelivery(incidentId, r, 'sos', r.body, { traceparent: r.traceparent, held: r.held }),
         now,
       ),
     );
@@ -127,6 +128,17 @@ export async function contactsOf(ctx: Ctx, userIds: string[]): Promise<Map<strin
     .lean<ContactsDoc[]>()
     .exec();
   for (const d of docs) out.set(d._id, d.contacts.map(toContact));
+  return out;
+}
+
+export async function contactSettingsOf(ctx: Ctx, userIds: string[]): Promise<Map<string, ContactSettings>> {
+  const out = new Map<string, ContactSettings>(userIds.map((u) => [u, {}]));
+  if (userIds.length === 0) return out;
+  const docs = await ctx.m.contacts
+    .find({ _id: { $in: [...new Set(userIds)] } }, { language: 1, timeZone: 1 })
+    .lean<Pick<ContactsDoc, '_id' | 'language' | 'timeZone'>[]>()
+    .exec();
+  for (const d of docs) out.set(d._id, toContactSettings(d));
   return out;
 }
 

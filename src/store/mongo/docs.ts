@@ -1,10 +1,11 @@
 /** Document ↔ domain mapping for the MongoDB store: adapter-only fields never leave it. */
-import type { Contact } from '../../domain/contact.js';
+import { isContactState, type Contact } from '../../domain/contact.js';
 import type { Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
+import { isLanguage, isTimeZone, type ContactSettings } from '../../domain/locale.js';
 import type { GeoPoint, Meeting, Timer } from '../../domain/timer.js';
 import { compact } from '../compact.js';
-import type { DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
+import type { ContactsDoc, DeliveryDoc, IncidentDoc, TimerDoc } from './schemas.js';
 
 const meeting = (m: Meeting | undefined): Meeting | undefined =>
   m ? compact({ withUserId: m.withUserId ?? undefined, name: m.name ?? undefined, phone: m.phone ?? undefined }) : undefined;
@@ -22,6 +23,7 @@ export function toTimer(d: TimerDoc): Timer {
     locationName: d.locationName,
     location: point(d.location),
     displayName: d.displayName,
+    timeZone: d.timeZone,
     extensions: d.extensions,
     escalation: d.escalation,
     incidentId: d.incidentId,
@@ -88,4 +90,16 @@ export function toDelivery(d: DeliveryDoc): Delivery {
   });
 }
 
-export const toContact = (c: Contact): Contact => ({ id: c.id, name: c.name, phone: c.phone });
+export const toContact = (c: Contact): Contact => ({
+  id: c.id,
+  name: c.name,
+  phone: c.phone,
+  ...(c.language && isLanguage(c.language) ? { language: c.language } : {}),
+  state: c.state && isContactState(c.state) ? c.state : 'pending',
+});
+
+/** Values the API did not check (an older document, a hand edit) are left out: the texts fall back to the defaults. */
+export const toContactSettings = (d: Pick<ContactsDoc, 'language' | 'timeZone'> | null | undefined): ContactSettings => ({
+  ...(d?.language && isLanguage(d.language) ? { language: d.language } : {}),
+  ...(d?.timeZone && isTimeZone(d.timeZone) ? { timeZone: d.timeZone } : {}),
+});

@@ -258,6 +258,8 @@ export class MongoStore implements Store {
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
+  readonly getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
+  readonly setContactState = this.op('setContactState', contacts.setContactState);
 
   /**
    * Many operations, each bounded by the server's maxTimeMS: the whole is not held to
@@ -276,6 +278,7 @@ export class MongoStore implements Store {
   readonly escalateBatch = this.op('escalateBatch', batch.escalateBatch);
   readonly incidentsForTimers = this.op('incidentsForTimers', batch.incidentsForTimers);
   readonly contactsOf = this.op('contactsOf', batch.contactsOf);
+  readonly contactSettingsOf = this.op('contactSettingsOf', batch.contactSettingsOf);
   readonly countDeliveriesSinceMany = this.op('countDeliveriesSinceMany', batch.countDeliveriesSinceMany);
   readonly nextDeadline = this.op('nextDeadline', batch.nextDeadline);
   readonly recordAttempts = this.op('recordAttempts', batch.recordAttempts);

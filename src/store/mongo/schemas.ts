@@ -96,6 +96,9 @@ export interface ContactsDoc {
   /** the user id */
   _id: string;
   contacts: Contact[];
+  /** the person's defaults for their contacts' texts */
+  language?: string;
+  timeZone?: string;
   updatedAt: Date;
   /** token of the last write, to decide writes whose write concern was not confirmed */
   lastOp?: string;
@@ -141,6 +144,7 @@ function timerSchema(): Schema<TimerDoc> {
       locationName: String,
       location: { type: point(), required: false },
       displayName: String,
+      timeZone: String,
       extensions: { type: Number, required: true },
       escalation: { type: String, enum: ESCALATION_STATES, required: true },
       incidentId: String,
@@ -284,13 +288,21 @@ function earlyReceiptSchema(): Schema<EarlyReceiptDoc> {
 
 function contactsSchema(): Schema<ContactsDoc> {
   const contact = new Schema<Contact>(
-    { id: { type: String, required: true }, name: { type: String, required: true }, phone: { type: String, required: true } },
+    {
+      id: { type: String, required: true },
+      name: { type: String, required: true },
+      phone: { type: String, required: true },
+      language: String,
+      state: String,
+    },
     { _id: false },
   );
   return new Schema<ContactsDoc>(
     {
       _id: { type: String, required: true },
       contacts: { type: [contact], required: true },
+      language: String,
+      timeZone: String,
       updatedAt: { type: Date, required: true },
       lastOp: String,
     },

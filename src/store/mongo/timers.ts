@@ -53,6 +53,7 @@ export async function armTimer(ctx: Ctx, t: NewTimer, idem?: IdempotencyClaim): 
       locationName: t.locationName,
       location: t.location,
       displayName: t.displayName,
+      timeZone: t.timeZone,
       traceparent: t.traceparent,
       meeting: t.meeting,
     }),

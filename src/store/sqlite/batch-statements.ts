@@ -9,7 +9,9 @@ export const BATCH_SQL = Object.freeze({
   incidentsOfTimers: 'SELECT * FROM incidents WHERE timer_id IN (SELECT value FROM json_each(?))',
   // ?: JSON array of user ids
   contactsOfUsers:
-    'SELECT user_id, id, name, phone FROM contacts WHERE user_id IN (SELECT value FROM json_each(?)) ORDER BY user_id, position',
+    'SELECT user_id, id, name, phone, language, state FROM contacts WHERE user_id IN (SELECT value FROM json_each(?)) ORDER BY user_id, position',
+  // ?: JSON array of user ids
+  contactSettingsOfUsers: 'SELECT user_id, language, time_zone FROM contact_settings WHERE user_id IN (SELECT value FROM json_each(?))',
   // the (user_id, created_at) index serves each person's count
   deliveriesCountSinceByUser: `SELECT user_id, COUNT(*) AS n FROM deliveries
     WHERE user_id IN (SELECT value FROM json_each(@users)) AND created_at > @since AND (status <> 'superseded' OR attempts > 0) GROUP BY user_id`,

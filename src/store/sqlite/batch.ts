@@ -8,11 +8,12 @@
 import type { Contact } from '../../domain/contact.js';
 import { newDelivery, type Delivery } from '../../domain/delivery.js';
 import type { Incident } from '../../domain/incident.js';
+import type { ContactSettings } from '../../domain/locale.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { read, write } from './ctx.js';
 import { insertDeliveryRow, recordAttemptRow } from './deliveries.js';
 import { openIncidentRow } from './incidents.js';
-import { toContact, toIncident, type ContactRow, type IncidentRow } from './rows.js';
+import { toContact, toContactSettings, toIncident, type ContactRow, type ContactSettingsRow, type IncidentRow } from './rows.js';
 import { markEscalatedRow } from './timers.js';
 
 export const escalateBatch = write((c, items: EscalationItem[]): EscalationResult[] => {
@@ -25,7 +26,7 @@ export const escalateBatch = write((c, items: EscalationItem[]): EscalationResul
         insertDeliveryRow(
           c,
           { id: incident.id, userId: timer.userId },
-          newDelivery(incident.id, r, 'sos', r.body, { traceparent: r.traceparent }),
+          newDelivery(incident.id, r, 'sos', r.body, { traceparent: r.traceparent, held: r.held }),
           now,
         );
       const marked = markEscalatedRow(c, timer.id, incident.id);
@@ -45,6 +46,14 @@ export const contactsOf = read((c, userIds: string[]): Map<string, Contact[]> =>
   if (userIds.length === 0) return out;
   for (const r of c.st.contactsOfUsers.all(JSON.stringify([...new Set(userIds)])) as (ContactRow & { user_id: string })[])
     out.get(r.user_id)?.push(toContact(r));
+  return out;
+});
+
+export const contactSettingsOf = read((c, userIds: string[]): Map<string, ContactSettings> => {
+  const out = new Map<string, ContactSettings>(userIds.map((u) => [u, {}]));
+  if (userIds.length === 0) return out;
+  for (const r of c.st.contactSettingsOfUsers.all(JSON.stringify([...new Set(userIds)])) as (ContactSettingsRow & { user_id: string })[])
+    out.set(r.user_id, toContactSettings(r));
   return out;
 });
 

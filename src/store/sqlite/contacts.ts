@@ -1,18 +1,33 @@
-/** Emergency contacts on the SQLite store (SQL in ./contacts-statements.ts): a person's list, replaced whole. */
-import type { Contact } from '../../domain/contact.js';
+/** Emergency contacts on the SQLite store (SQL in ./contacts-statements.ts): a person's list and their defaults, replaced whole. */
+import type { Contact, ContactState } from '../../domain/contact.js';
+import type { ContactSettings } from '../../domain/locale.js';
 import { read, write, type Ctx } from './ctx.js';
-import { toContact, type ContactRow } from './rows.js';
+import { toContact, toContactSettings, type ContactRow, type ContactSettingsRow } from './rows.js';
 
 const contactsOfUser = (c: Ctx, userId: string): Contact[] => (c.st.contactsOfUser.all(userId) as ContactRow[]).map(toContact);
 
 export const getContacts = read(contactsOfUser);
 
-export const replaceContacts = write((c, userId: string, contacts: Contact[]): Contact[] => {
+export const getContactSettings = read((c, userId: string): ContactSettings =>
+  toContactSettings(c.st.contactSettingsOf.get(userId) as ContactSettingsRow | undefined),
+);
+
+/** One transaction: a contact still on the list keeps its state (read inside it), a new one is pending. */
+export const replaceContacts = write((c, userId: string, contacts: Contact[], settings: ContactSettings = {}): Contact[] => {
   c.db
     .transaction(() => {
+      const kept = new Map((c.st.contactStatesOf.all(userId) as { id: string; state: ContactState }[]).map((r) => [r.id, r.state]));
       c.st.contactsDelete.run(userId);
-      contacts.forEach((x, i) => c.st.contactInsert.run(userId, i, x.id, x.name, x.phone));
+      contacts.forEach((x, i) => c.st.contactInsert.run(userId, i, x.id, x.name, x.phone, x.language ?? null, kept.get(x.id) ?? 'pending'));
+      c.st.contactSettingsPut.run({ userId, language: settings.language ?? null, timeZone: settings.timeZone ?? null });
     })
     .immediate();
   return contactsOfUser(c, userId);
 });
+
+export const setContactState = write(
+  (c, userId: string, contactId: string, to: ContactState, from: readonly ContactState[]): Contact | null => {
+    const row = c.st.contactSetState.get({ userId, id: contactId, to, from: JSON.stringify(from) }) as ContactRow | undefined;
+    return row ? toContact(row) : null;
+  },
+);

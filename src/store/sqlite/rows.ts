@@ -2,9 +2,10 @@
  * Row ↔ domain mapping for the SQLite adapter, one mapper per record type whichever path uses
  * it (one row at a time or a group commit: ./batch.ts). Times are epoch milliseconds.
  */
-import type { Contact } from '../../domain/contact.js';
+import { isContactState, type Contact } from '../../domain/contact.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../../domain/delivery.js';
 import type { AllClearState, Incident, IncidentSource, IncidentStatus } from '../../domain/incident.js';
+import { isLanguage, isTimeZone, type ContactSettings } from '../../domain/locale.js';
 import { sweepSlot } from '../../domain/sweep-shard.js';
 import type { EscalationState, Meeting, Timer, TimerStatus } from '../../domain/timer.js';
 import { compact } from '../compact.js';
@@ -22,6 +23,7 @@ export interface TimerRow {
   lat: number | null;
   lng: number | null;
   display_name: string | null;
+  time_zone: string | null;
   extensions: number;
   escalation: EscalationState;
   incident_id: string | null;
@@ -93,6 +95,8 @@ export interface ContactRow {
   id: string;
   name: string;
   phone: string;
+  language: string | null;
+  state: string;
 }
 
 const date = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms));
@@ -112,6 +116,7 @@ export function toTimer(r: TimerRow): Timer {
     locationName: opt(r.location_name),
     location: point(r.lat, r.lng),
     displayName: opt(r.display_name),
+    timeZone: opt(r.time_zone),
     extensions: r.extensions,
     escalation: r.escalation,
     incidentId: opt(r.incident_id),
@@ -181,7 +186,13 @@ export function toDelivery(r: DeliveryRow): Delivery {
   });
 }
 
-export const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, phone: r.phone });
+export const toContact = (r: ContactRow): Contact => ({
+  id: r.id,
+  name: r.name,
+  phone: r.phone,
+  ...(r.language && isLanguage(r.language) ? { language: r.language } : {}),
+  state: isContactState(r.state) ? r.state : 'pending',
+});
 
 /** Where and with whom, as the columns of a timer and of its incident (the incident copies them from the timer). */
 function placeParams(x: Pick<Timer, 'locationName' | 'location' | 'displayName' | 'meeting'>) {
@@ -205,6 +216,7 @@ export function timerInsertParams(t: NewTimer, now: number) {
     ...placeParams(t),
     traceparent: t.traceparent ?? null,
     slot: sweepSlot(t.id),
+    timeZone: t.timeZone ?? null,
   };
 }
 
@@ -246,3 +258,14 @@ export function attemptParams(key: string, attempt: number, o: DeliveryOutcome, 
     now,
   };
 }
+
+export interface ContactSettingsRow {
+  language: string | null;
+  time_zone: string | null;
+}
+
+/** Values the API did not check (an older row, a hand edit) are left out: the texts fall back to the defaults. */
+export const toContactSettings = (r: ContactSettingsRow | undefined): ContactSettings => ({
+  ...(r?.language && isLanguage(r.language) ? { language: r.language } : {}),
+  ...(r?.time_zone && isTimeZone(r.time_zone) ? { timeZone: r.time_zone } : {}),
+});

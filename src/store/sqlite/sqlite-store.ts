@@ -190,6 +190,8 @@ export class SqliteStore implements Store {
   // ── contacts (./contacts.ts) ────────────────────────────────────────────────
   getContacts = this.op('getContacts', contacts.getContacts);
   replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
+  getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
+  setContactState = this.op('setContactState', contacts.setContactState);
   // one write, so one transaction (./contact-ids.ts)
   rekeyContactIds = this.op('rekeyContactIds', contactIds.rekeyContactIds);
 
@@ -197,6 +199,7 @@ export class SqliteStore implements Store {
   escalateBatch = this.op('escalateBatch', batch.escalateBatch);
   incidentsForTimers = this.op('incidentsForTimers', batch.incidentsForTimers);
   contactsOf = this.op('contactsOf', batch.contactsOf);
+  contactSettingsOf = this.op('contactSettingsOf', batch.contactSettingsOf);
   countDeliveriesSinceMany = this.op('countDeliveriesSinceMany', batch.countDeliveriesSinceMany);
   nextDeadline = this.op('nextDeadline', batch.nextDeadline);
   recordAttempts = this.op('recordAttempts', batch.recordAttempts);
