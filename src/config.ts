@@ -76,6 +76,8 @@ export interface Config {
   tokens: TokenPolicy;
   location: LocationConfig;
   metrics: MetricsConfig;
+  /** an open incident nobody acknowledged for this long pages the on-call (alert, console cue) */
+  paging: { unacknowledgedAfterSeconds: number };
 }
 
 /** Where Prometheus scrapes, and what a scrape may cost the store. */
@@ -506,5 +508,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sosIncludeMeeting: e.SOS_INCLUDE_MEETING === 'true',
     },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN, storeCacheMs: e.METRICS_STORE_CACHE_MS },
+    paging: { unacknowledgedAfterSeconds: e.PAGE_UNACKNOWLEDGED_AFTER_SECONDS },
   };
 }

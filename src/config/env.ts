@@ -344,6 +344,13 @@ const tracing = {
   ),
 };
 
+const paging = {
+  PAGE_UNACKNOWLEDGED_AFTER_SECONDS: doc(
+    int(60, 1),
+    'an open incident no moderator has acknowledged for this long pages the on-call (alert `VigilIncidentUnacknowledged`, exported as `vigil_incident_unacknowledged_page_after_seconds`) and makes the console cue escalate ([runbooks.md](runbooks.md#vigilincidentunacknowledged))',
+  ),
+};
+
 /** The variables by topic, in the order the reference lists them. */
 export const ENV_GROUPS = [
   ['Process and listener', processAndListener],
@@ -354,6 +361,7 @@ export const ENV_GROUPS = [
   ['SMS carriers and caps', sms],
   ['Live location', location],
   ['Retention', retention],
+  ['Paging and duress', paging],
   ['Contact ids', contactIds],
   ['Requests, connections and tokens', requests],
   ['Tracing', tracing],
@@ -368,6 +376,7 @@ export const EnvSchema = z.object({
   ...sms,
   ...location,
   ...retention,
+  ...paging,
   ...contactIds,
   ...requests,
   ...tracing,

@@ -175,6 +175,11 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
    * escalation); 0 when none. A lock whose counter was lost (Redis restarted) continues above it.
    */
   maxRecordedFence(): Promise<number>;
+  /**
+   * When the oldest incident still `active` (open and nobody acknowledged it) was opened;
+   * undefined when there is none. One index-backed read ({status, createdAt}), never a scan.
+   */
+  oldestUnacknowledged(): Promise<Date | undefined>;
 
   // ── incidents ─────────────────────────────────────────────────────────────
   /**

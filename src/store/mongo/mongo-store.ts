@@ -213,6 +213,7 @@ export class MongoStore implements Store {
   readonly overdue = this.op('overdue', timers.overdue);
   readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
   readonly stateCounts = this.op('stateCounts', timers.stateCounts);
+  readonly oldestUnacknowledged = this.op('oldestUnacknowledged', timers.oldestUnacknowledged);
   readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents ───────────────────────────────────────────────────────────────

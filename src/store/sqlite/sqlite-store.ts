@@ -145,6 +145,7 @@ export class SqliteStore implements Store {
   overdue = this.op('overdue', timers.overdue);
   countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
   stateCounts = this.op('stateCounts', timers.stateCounts);
+  oldestUnacknowledged = this.op('oldestUnacknowledged', timers.oldestUnacknowledged);
   maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents (./incidents.ts) ──────────────────────────────────────────────
