@@ -165,7 +165,7 @@ export async function startServices(
     scrape: { onMainPort: config.metrics.port === undefined, token: config.metrics.token },
     openapi: openapiDocument(limits),
     extra: [
-      { path: '/console', router: consoleRouter() },
+      { path: '/console', router: consoleRouter({ pageAfterSeconds: config.paging.unacknowledgedAfterSeconds }) },
       {
         path: '/v1/receipts',
         router: receiptRoutes({
