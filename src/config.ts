@@ -78,6 +78,8 @@ export interface Config {
   metrics: MetricsConfig;
   /** an open incident nobody acknowledged for this long pages the on-call (alert, console cue) */
   paging: { unacknowledgedAfterSeconds: number };
+  /** a check-in or cancel with the duress PIN: whether the contacts are texted besides paging the moderators */
+  duress: { textContacts: boolean };
 }
 
 /** Where Prometheus scrapes, and what a scrape may cost the store. */
@@ -509,5 +511,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN, storeCacheMs: e.METRICS_STORE_CACHE_MS },
     paging: { unacknowledgedAfterSeconds: e.PAGE_UNACKNOWLEDGED_AFTER_SECONDS },
+    duress: { textContacts: e.DURESS_TEXT_CONTACTS === 'true' },
   };
 }

@@ -4,6 +4,7 @@
  * the SMS budget), the workers (./workers.ts), the scheduler of the ticks and the location
  * flusher. Knows ports only; which adapter serves each is ./adapters.ts's choice.
  */
+import { DuressCheckIns, DuressPins } from '../app/duress.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -20,6 +21,7 @@ import { TokenRevocations } from '../app/token-revocations.js';
 import type { Config } from '../config.js';
 import { consoleRouter } from '../console/router.js';
 import { makeLimits } from '../domain/limits.js';
+import { isDuressIncidentId } from '../domain/incident.js';
 import { contactsTextedNotification } from '../domain/notification.js';
 import { createApp } from '../http/app.js';
 import { clientAddressOf } from '../http/client-address.js';
@@ -141,12 +143,15 @@ export async function startServices(
     allClear: new AllClear(store, realtime.publisher, smsBudget, () => metrics.casConflicts.inc({ command: 'resolve' })),
     notifyContacts: config.sms.resolveNotifiesContacts,
   });
-  const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location });
+  const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location, duressTextsContacts: config.duress.textContacts });
+  const duressPins = new DuressPins(store);
+  const duress = { pins: duressPins, checkIns: new DuressCheckIns(duressPins, timers, panic) };
   const moderation = new ModerationService(store, realtime.publisher, metrics);
   const expressApp = createApp({
     store,
     contactIds,
     timers,
+    duress,
     incidents,
     location,
     safety: { panic, notifications },
@@ -225,8 +230,11 @@ export async function startServices(
   });
 
   const warnings = new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize });
-  const onSosSent = (d: { incidentId: string; userId: string }) =>
-    notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf')));
+  // the inbox is the phone's: a duress incident's texts are never recorded there
+  const onSosSent = async (d: { incidentId: string; userId: string }) =>
+    isDuressIncidentId(d.incidentId)
+      ? undefined
+      : notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf')));
   const { sweeper, dispatcher } = buildWorkers(
     { store, lock, carrier, metrics, log, events, smsBudget, tracing },
     workerSettings(config, { panics: panic, warnings, pacing, onSosSent, location }),

@@ -349,6 +349,10 @@ const paging = {
     int(60, 1),
     'an open incident no moderator has acknowledged for this long pages the on-call (alert `VigilIncidentUnacknowledged`, exported as `vigil_incident_unacknowledged_page_after_seconds`) and makes the console cue escalate ([runbooks.md](runbooks.md#vigilincidentunacknowledged))',
   ),
+  DURESS_TEXT_CONTACTS: doc(
+    z.enum(['true', 'false']).default('true'),
+    '`true`: a check-in or cancel sent with the duress PIN texts the contacts (the SOS text, as for any SOS) besides paging the moderators; `false`: moderators only ([security.md](security.md#duress-code))',
+  ),
 };
 
 /** The variables by topic, in the order the reference lists them. */

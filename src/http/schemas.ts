@@ -175,6 +175,9 @@ export const FailedEscalationList = z.object({ timers: z.array(FailedEscalation)
 
 export const Contact = z.object({ id: z.string(), name: z.string().max(80), phone: z.string().regex(E164) });
 
+/** The caller's duress PIN: set or not (the PIN itself is never answered). */
+export const DuressState = z.object({ duress: z.object({ set: z.boolean() }) });
+
 export const Revocation = z.object({
   userId: z.string(),
   revokedBefore: at('the person\'s new "tokens not before" stamp (store clock): tokens issued at or before it are refused'),

@@ -17,6 +17,7 @@ export type { DeliveryOutcome, NewDelivery };
 import type { ModerationStore } from './port-moderation.js';
 import type { SafetyStore } from './port-safety.js';
 import type { TokenStore } from './port-tokens.js';
+import type { DuressStore } from './port-duress.js';
 
 export interface NewTimer {
   id: string;
@@ -103,7 +104,7 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore {
+export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, DuressStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

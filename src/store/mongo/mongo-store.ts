@@ -23,6 +23,7 @@ import * as moderation from './moderation.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
+import * as duress from './duress.js';
 import { FERRETDB_UPDATES_PER_COMMAND, type Ctx, type WriteConcern } from './writes.js';
 
 export interface MongoStoreOptions {
@@ -250,6 +251,11 @@ export class MongoStore implements Store {
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────
   readonly revokeTokens = this.op('revokeTokens', tokens.revokeTokens);
   readonly tokensNotBefore = this.op('tokensNotBefore', tokens.tokensNotBefore);
+
+  // ── duress PIN (./duress.ts) ────────────────────────────────────────────────
+  readonly setDuressPin = this.op('setDuressPin', duress.setDuressPin);
+  readonly getDuressPin = this.op('getDuressPin', duress.getDuressPin);
+  readonly deleteDuressPin = this.op('deleteDuressPin', duress.deleteDuressPin);
 
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);

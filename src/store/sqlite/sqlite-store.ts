@@ -26,6 +26,7 @@ import * as safety from './safety.js';
 import { prepareAll } from './statements.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
+import * as duress from './duress.js';
 import { WriteGate, type WriteGateStats } from './write-gate.js';
 
 export interface SqliteOptions {
@@ -182,6 +183,11 @@ export class SqliteStore implements Store {
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────
   revokeTokens = this.op('revokeTokens', tokens.revokeTokens);
   tokensNotBefore = this.op('tokensNotBefore', tokens.tokensNotBefore);
+
+  // ── duress PIN (./duress.ts) ────────────────────────────────────────────────
+  setDuressPin = this.op('setDuressPin', duress.setDuressPin);
+  getDuressPin = this.op('getDuressPin', duress.getDuressPin);
+  deleteDuressPin = this.op('deleteDuressPin', duress.deleteDuressPin);
 
   // ── contacts (./contacts.ts) ────────────────────────────────────────────────
   getContacts = this.op('getContacts', contacts.getContacts);
