@@ -17,13 +17,16 @@ export const DURESS_SCRYPT_COST = 16384;
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 
-function hashPin(pin: string, salt: Buffer, cost: number): Promise<Buffer> {
+export function hashPin(pin: string, salt: Buffer, cost: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(pin.normalize('NFKC'), salt, KEY_BYTES, { N: cost, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }, (err, key) =>
       err ? reject(err) : resolve(key),
     );
   });
 }
+
+/** The slow hash: scrypt (a test passes its own to count the work). */
+export type PinHash = (pin: string, salt: Buffer, cost: number) => Promise<Buffer>;
 
 export class DuressPins {
   /** hashed against when the person has no PIN: the same work, never a match */
@@ -32,13 +35,14 @@ export class DuressPins {
   constructor(
     private readonly store: DuressStore,
     private readonly cost = DURESS_SCRYPT_COST,
+    private readonly hash: PinHash = hashPin,
   ) {
     this.decoy = { salt: randomBytes(SALT_BYTES).toString('base64'), hash: randomBytes(KEY_BYTES).toString('base64'), cost };
   }
 
   async set(userId: string, pin: string): Promise<void> {
     const salt = randomBytes(SALT_BYTES);
-    const hash = await hashPin(pin, salt, this.cost);
+    const hash = await this.hash(pin, salt, this.cost);
     await this.store.setDuressPin(userId, { salt: salt.toString('base64'), hash: hash.toString('base64'), cost: this.cost });
   }
 
@@ -51,7 +55,7 @@ export class DuressPins {
   async matches(userId: string, pin: string): Promise<boolean> {
     const stored = await this.store.getDuressPin(userId);
     const s = stored ?? this.decoy;
-    const got = await hashPin(pin, Buffer.from(s.salt, 'base64'), s.cost);
+    const got = await this.hash(pin, Buffer.from(s.salt, 'base64'), s.cost);
     const want = Buffer.from(s.hash, 'base64');
     const same = got.length === want.length && timingSafeEqual(got, want);
     return stored !== null && same;
