@@ -253,7 +253,7 @@ export class TimerService {
       resolvedAt: now,
       resolvedBy: caller.userId,
       updatedAt: now,
-      allClear: 'done' as const,
+      allClear: 'pending' as const,
     };
     return { timer, incident: closed };
   }

@@ -16,7 +16,7 @@ const OTHER_PIN = '1234';
 /** headers that differ between any two answers, genuine or not */
 const PER_ANSWER_HEADERS = ['date', 'x-request-id', 'etag', 'ratelimit', 'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-reset'];
 /** fields that are ids or times */
-const ID_OR_TIME = /^(id|timerId|incidentId|startedAt|expiresAt|resolvedAt|updatedAt|createdAt|serverTime)$/;
+const ID_OR_TIME = /^(id|timerId|incidentId|startedAt|expiresAt|resolvedAt|updatedAt|createdAt|deadline|serverTime)$/;
 
 function shape(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(shape);
@@ -159,6 +159,55 @@ describe('duress PIN', () => {
       expect((await t.api(modTok, 'POST', `/v1/admin/incidents/${String(panic.body.incident.id)}/resolve`)).status).toBe(200);
     });
   }
+
+  it('after the SOS went out: the duress "I\'m safe" answers as a genuine one (a false alarm) but the incident stays open, marked duress', async () => {
+    const modTok = t.token('mod', { admin: true });
+    /** a 1 s timer of the person, swept: its SOS is out */
+    const expired = async (tok: string) => {
+      const timer = await arm(tok, 1);
+      await untilPast(timer.expiresAt);
+      expect((await t.vigil.sweeper.sweep()).escalated).toBe(1);
+      return timer;
+    };
+    const tok = await person('after-sos');
+    expect((await t.api(tok, 'PUT', '/v1/me/duress', { pin: PIN })).status).toBe(200);
+    const g = await expired(tok);
+    const genuine = await t.api(tok, 'POST', `/v1/timers/${g.id}/safe`, { pin: OTHER_PIN });
+    expect(genuine.body.incident.status).toBe('false_alarm');
+    expect(await openOf('after-sos')).toEqual([]);
+    await t.vigil.dispatcher.tick();
+
+    const d = await expired(tok);
+    const duress = await t.api(tok, 'POST', `/v1/timers/${d.id}/safe`, { pin: PIN });
+    expect(duress.status).toBe(genuine.status);
+    expect(headersOf(duress)).toEqual(headersOf(genuine));
+    expect(shape(duress.body)).toEqual(shape(genuine.body));
+    const [open, ...more] = await openOf('after-sos');
+    expect(more).toEqual([]);
+    expect(open?.sources).toEqual(['timer', 'duress']);
+    expect((await t.api(modTok, 'POST', `/v1/admin/incidents/${open?.id ?? ''}/resolve`)).status).toBe(200);
+  });
+
+  it('DURESS_TEXT_CONTACTS=false: moderators are paged, nobody is texted', async () => {
+    const quiet = await startTestVigil({ DURESS_TEXT_CONTACTS: 'false' }, { manualTicks: true });
+    try {
+      const tok = quiet.token('quiet', { name: 'quiet' });
+      expect((await quiet.api(tok, 'PUT', '/v1/me/contacts', { contacts })).status).toBe(200);
+      expect((await quiet.api(tok, 'PUT', '/v1/me/duress', { pin: PIN })).status).toBe(200);
+      const timer = (await quiet.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer as { id: string };
+      expect((await quiet.api(tok, 'POST', `/v1/timers/${timer.id}/cancel`, { pin: PIN })).status).toBe(200);
+      await quiet.vigil.dispatcher.tick();
+      const list = (await quiet.api(quiet.token('mod', { admin: true }), 'GET', '/v1/admin/incidents')).body.incidents as {
+        sources: string[];
+        status: string;
+        deliveries: unknown[];
+      }[];
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatchObject({ sources: ['duress'], status: 'active', deliveries: [] });
+    } finally {
+      await quiet.stop();
+    }
+  });
 
   it('a PIN sent by someone who never set one is hashed and ignored: a genuine check-in', async () => {
     const tok = await person('no-pin');
