@@ -76,6 +76,10 @@ export interface Config {
   tokens: TokenPolicy;
   location: LocationConfig;
   metrics: MetricsConfig;
+  /** an open incident nobody acknowledged for this long pages the on-call (alert, console cue) */
+  paging: { unacknowledgedAfterSeconds: number };
+  /** a check-in or cancel with the duress PIN: whether the contacts are texted besides paging the moderators */
+  duress: { textContacts: boolean };
 }
 
 /** Where Prometheus scrapes, and what a scrape may cost the store. */
@@ -506,5 +510,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sosIncludeMeeting: e.SOS_INCLUDE_MEETING === 'true',
     },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN, storeCacheMs: e.METRICS_STORE_CACHE_MS },
+    paging: { unacknowledgedAfterSeconds: e.PAGE_UNACKNOWLEDGED_AFTER_SECONDS },
+    duress: { textContacts: e.DURESS_TEXT_CONTACTS === 'true' },
   };
 }

@@ -28,4 +28,4 @@ export function uuidv7(now: number = Date.now()): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-export const newId = (prefix: 'tmr' | 'inc' | 'ntf'): string => `${prefix}_${uuidv7()}`;
+export const newId = (prefix: 'tmr' | 'inc' | 'ntf' | 'drs'): string => `${prefix}_${uuidv7()}`;

@@ -2,7 +2,7 @@
 import type { Delivery } from '../domain/delivery.js';
 import type { IncidentNote } from '../domain/moderation.js';
 import { Conflict, NotFound } from '../domain/errors.js';
-import { decideIncident, type Incident, type IncidentCommand, type IncidentStatus } from '../domain/incident.js';
+import { decideIncident, isDuress, type Incident, type IncidentCommand, type IncidentStatus } from '../domain/incident.js';
 import type { Metrics } from '../metrics.js';
 import { maskPhone } from '../domain/messages.js';
 import { deliveryEvent, incidentEvent, type EventPublisher } from '../realtime/events.js';
@@ -110,7 +110,9 @@ export class IncidentService {
       const moved = await this.store.transitionIncident(id, d.from, d.to, by, { audit: true, ...(closing ? { closingTexts: true } : {}) });
       if (moved) {
         this.events.publish(incidentEvent(moved));
-        if (moved.status === 'acknowledged') await this.notifications?.record(acknowledgedNotification(moved, newId('ntf')));
+        // a duress incident is silent: the person's inbox never hears of it
+        if (moved.status === 'acknowledged' && !isDuress(moved))
+          await this.notifications?.record(acknowledgedNotification(moved, newId('ntf')));
         if (moved.status === 'resolved') await this.ended(moved);
         return moved;
       }

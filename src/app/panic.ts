@@ -17,7 +17,7 @@
 import { sosDeliveries } from '../domain/delivery.js';
 import { contactTexts } from './contact-texts.js';
 import { DomainError, NotFound } from '../domain/errors.js';
-import type { Incident } from '../domain/incident.js';
+import { DURESS_ID_PREFIX, isDuress, type Incident } from '../domain/incident.js';
 import { lastSeenAt } from '../domain/messages.js';
 import { panicMessage, perLanguage } from '../texts/render.js';
 import type { StoredFix } from '../domain/location.js';
@@ -63,7 +63,7 @@ export class PanicService {
     private readonly metrics: Metrics,
     private readonly smsBudget: SmsBudget,
     private readonly tracing: Tracing = noTracing(),
-    private readonly extras: { location?: PanicLocation } = {},
+    private readonly extras: { location?: PanicLocation; duressTextsContacts?: boolean } = {},
   ) {
     this.allClear = new AllClear(store, events, smsBudget, () => metrics.casConflicts.inc({ command: 'false_alarm' }));
   }
@@ -121,6 +121,42 @@ export class PanicService {
   }
 
   /**
+   * The silent SOS of a check-in or cancel sent with the duress PIN (app/duress.ts), after the
+   * timer `from` was resolved as asked (or found expired). One open SOS per person holds: the
+   * store attaches it to the person's open incident (which becomes a duress incident) or takes
+   * over their just-expired timer, else opens one of its own. Moderators are paged at once
+   * (`sos.triggered`, to moderators only: events of a duress incident never reach the person's
+   * sockets); the contacts are texted unless DURESS_TEXT_CONTACTS is false.
+   */
+  async raiseDuress(caller: Caller, from: Timer): Promise<void> {
+    const r = await this.store.raisePanic({
+      incidentId: newId(DURESS_ID_PREFIX),
+      userId: caller.userId,
+      displayName: caller.displayName,
+      locationName: from.locationName,
+      location: from.location,
+      source: 'duress',
+    });
+    if (r.kind === 'attached') {
+      if (r.sourceAdded) this.events.publish(incidentPressEvent(r.incident));
+      return;
+    }
+    if (r.kind !== 'created') return;
+    if (r.timer) {
+      // the sweep had expired the timer: its escalation completes here, as a duress incident
+      if (this.textsContacts(r.incident)) await this.text(r.incident, {});
+      await this.store.markEscalated(r.timer.id, r.incident.id);
+      this.events.publish(sosEvent(r.incident));
+    } else await this.complete(r.incident, {});
+    this.metrics.escalated.inc();
+  }
+
+  /** A duress incident texts the contacts only when DURESS_TEXT_CONTACTS says so (default yes). */
+  private textsContacts(incident: Incident): boolean {
+    return !isDuress(incident) || this.extras.duressTextsContacts !== false;
+  }
+
+  /**
    * Crash repair, run by the sweep: panic incidents whose texts were left pending (the request
    * died between opening the incident and queueing the texts). Never throws: each failure,
    * reading the pending ones included (no incident then), goes to `onError`; how many it completed.
@@ -154,7 +190,8 @@ export class PanicService {
 
   /** A panic incident of its own: texts (unless it is already closed), `sos.triggered`, then the outbox is done. */
   private async complete(incident: Incident, said: Said): Promise<void> {
-    if (incident.status === 'active' || incident.status === 'acknowledged') await this.text(incident, said);
+    if ((incident.status === 'active' || incident.status === 'acknowledged') && this.textsContacts(incident))
+      await this.text(incident, said);
     this.events.publish(sosEvent(incident));
     await this.store.markPanicTexted(incident.id);
   }

@@ -183,6 +183,22 @@ export class TimerService {
     return this.resolve(caller, id, 'cancel', idem);
   }
 
+  /**
+   * "I'm safe" or cancel sent with the duress PIN: the same CAS, event and answer as a genuine
+   * one, then `raise` opens the silent SOS. After the SOS (the timer expired), the answer is the
+   * one a genuine check-in gets (the incident as a false alarm), but the incident stays open:
+   * `raise` marks it duress. A replayed key raises nothing (the first request did).
+   */
+  async resolveUnderDuress(
+    caller: Caller,
+    id: string,
+    command: 'safe' | 'cancel',
+    idem: IdempotencyClaim | undefined,
+    raise: (timer: Timer) => Promise<void>,
+  ): Promise<CommandResult> {
+    return this.resolve(caller, id, command, idem, raise);
+  }
+
   /** A keyed command that applied now (event, as without a key), or was applied before (no event). */
   private keyedAnswer(r: Exclude<KeyedCommandResult, { kind: 'refused' }>): CommandResult {
     if (r.kind === 'idempotency_mismatch') throw idempotencyMismatch();
@@ -192,21 +208,57 @@ export class TimerService {
     return { timer: r.timer };
   }
 
-  private async resolve(caller: Caller, id: string, command: 'safe' | 'cancel', idem?: IdempotencyClaim): Promise<CommandResult> {
+  private async resolve(
+    caller: Caller,
+    id: string,
+    command: 'safe' | 'cancel',
+    idem?: IdempotencyClaim,
+    duress?: (timer: Timer) => Promise<void>,
+  ): Promise<CommandResult> {
     const to = command === 'safe' ? 'safe' : 'cancelled';
     const keyed = idem ? await this.store.resolveTimerKeyed(id, caller.userId, to, idem) : undefined;
-    if (keyed && keyed.kind !== 'refused') return this.keyedAnswer(keyed);
+    if (keyed && keyed.kind !== 'refused') {
+      const answer = this.keyedAnswer(keyed);
+      if (duress && !answer.replayed) await duress(answer.timer);
+      return answer;
+    }
     const done = keyed ? null : await this.store.resolveTimer(id, caller.userId, to);
     if (done) {
       this.events.publish(timerEvent(command === 'safe' ? 'timer.safe' : 'timer.cancelled', done));
+      if (duress) await duress(done);
       return { timer: done };
     }
     const cur = await this.get(caller, id);
     const d = decide(command, cur.status);
     if (d.kind === 'noop') return { timer: cur };
-    if (d.kind === 'false_alarm') return this.falseAlarm(caller, cur);
+    if (d.kind === 'false_alarm') return duress ? this.disguisedFalseAlarm(caller, cur, duress) : this.falseAlarm(caller, cur);
     this.metrics.casConflicts.inc({ command });
     throw wrongState(cur, command);
+  }
+
+  /**
+   * The duress PIN after the SOS: the incident stays open and becomes a duress incident (`raise`);
+   * the answer is what a genuine "I'm safe" answers (the incident as a false alarm, all-clear owed).
+   */
+  private async disguisedFalseAlarm(caller: Caller, timer: Timer, raise: (timer: Timer) => Promise<void>): Promise<CommandResult> {
+    const incident = timer.incidentId ? await this.store.getIncident(timer.incidentId) : await this.store.incidentForTimer(timer.id);
+    await raise(timer);
+    if (!incident) {
+      throw Conflict('escalation_in_progress', 'the SOS for this timer is being sent right now; retry in a second', {
+        status: timer.status,
+        retryAfterSeconds: 1,
+      });
+    }
+    const now = await this.store.now();
+    const closed = {
+      ...incident,
+      status: 'false_alarm' as const,
+      resolvedAt: now,
+      resolvedBy: caller.userId,
+      updatedAt: now,
+      allClear: 'pending' as const,
+    };
+    return { timer, incident: closed };
   }
 
   /**

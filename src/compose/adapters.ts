@@ -77,7 +77,7 @@ export async function openAdapters(
     log.info({ exporter: config.tracing.exporter, url: config.tracing.exporter === 'otlp' ? config.tracing.url : undefined }, 'tracing on');
   }
   const tracing = createTracing(o.tracerProvider ?? ownProvider);
-  metrics.observeStore(store, { graceMs: config.warning.graceMs });
+  metrics.observeStore(store, { graceMs: config.warning.graceMs, pageAfterSeconds: config.paging.unacknowledgedAfterSeconds });
   const lock = o.lock ?? (await openLock(config, log, store));
   onClose(() => lock.close());
   const { carrier, pacing } = o.carrier ? { carrier: o.carrier, pacing: undefined } : chooseCarrier(config, log, metrics, tracing);

@@ -4,6 +4,7 @@
  * the SMS budget), the workers (./workers.ts), the scheduler of the ticks and the location
  * flusher. Knows ports only; which adapter serves each is ./adapters.ts's choice.
  */
+import { DuressCheckIns, DuressPins } from '../app/duress.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -23,6 +24,7 @@ import type { Config } from '../config.js';
 import { consoleRouter } from '../console/router.js';
 import { makeLimits } from '../domain/limits.js';
 import type { Delivery } from '../domain/delivery.js';
+import { isDuressIncidentId } from '../domain/incident.js';
 import { contactsTextedNotification, type Unreachable } from '../domain/notification.js';
 import { createApp } from '../http/app.js';
 import { clientAddressOf } from '../http/client-address.js';
@@ -144,13 +146,16 @@ export async function startServices(
     allClear: new AllClear(store, realtime.publisher, smsBudget, () => metrics.casConflicts.inc({ command: 'resolve' })),
     notifyContacts: config.sms.resolveNotifiesContacts,
   });
-  const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location });
+  const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location, duressTextsContacts: config.duress.textContacts });
+  const duressPins = new DuressPins(store);
+  const duress = { pins: duressPins, checkIns: new DuressCheckIns(duressPins, timers, panic) };
   const moderation = new ModerationService(store, realtime.publisher, metrics);
   const personal = new PersonalDataService(store, (userId) => contactIds.pseudonym(userId));
   const expressApp = createApp({
     store,
     contactIds,
     timers,
+    duress,
     incidents,
     location,
     safety: { panic, notifications },
@@ -170,7 +175,7 @@ export async function startServices(
     scrape: { onMainPort: config.metrics.port === undefined, token: config.metrics.token },
     openapi: openapiDocument(limits),
     extra: [
-      { path: '/console', router: consoleRouter() },
+      { path: '/console', router: consoleRouter({ pageAfterSeconds: config.paging.unacknowledgedAfterSeconds }) },
       {
         path: '/v1/receipts',
         router: receiptRoutes({
@@ -230,8 +235,11 @@ export async function startServices(
   });
 
   const warnings = new Warner(store, realtime.publisher, notifications, { window: config.warning, batchSize: config.sweep.batchSize });
-  const onSosSent = (d: { incidentId: string; userId: string }) =>
-    notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf')));
+  // the inbox is the phone's: a duress incident's texts are never recorded there
+  const onSosSent = async (d: { incidentId: string; userId: string }) =>
+    isDuressIncidentId(d.incidentId)
+      ? undefined
+      : notifications.recordInBackground(contactsTextedNotification({ id: d.incidentId, userId: d.userId }, newId('ntf')));
   const contactStates = new ContactStates(store, notifications);
   const onUnreachable = (d: Delivery, why: Unreachable) => contactStates.unreachable(d, why);
   const { sweeper, dispatcher } = buildWorkers(

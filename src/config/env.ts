@@ -344,6 +344,17 @@ const tracing = {
   ),
 };
 
+const paging = {
+  PAGE_UNACKNOWLEDGED_AFTER_SECONDS: doc(
+    int(60, 1),
+    'an open incident no moderator has acknowledged for this long pages the on-call (alert `VigilIncidentUnacknowledged`, exported as `vigil_incident_unacknowledged_page_after_seconds`) and makes the console cue escalate ([runbooks.md](runbooks.md#vigilincidentunacknowledged))',
+  ),
+  DURESS_TEXT_CONTACTS: doc(
+    z.enum(['true', 'false']).default('true'),
+    '`true`: a check-in or cancel sent with the duress PIN texts the contacts (the SOS text, as for any SOS) besides paging the moderators; `false`: moderators only ([security.md](security.md#duress-code))',
+  ),
+};
+
 /** The variables by topic, in the order the reference lists them. */
 export const ENV_GROUPS = [
   ['Process and listener', processAndListener],
@@ -354,6 +365,7 @@ export const ENV_GROUPS = [
   ['SMS carriers and caps', sms],
   ['Live location', location],
   ['Retention', retention],
+  ['Paging and duress', paging],
   ['Contact ids', contactIds],
   ['Requests, connections and tokens', requests],
   ['Tracing', tracing],
@@ -368,6 +380,7 @@ export const EnvSchema = z.object({
   ...sms,
   ...location,
   ...retention,
+  ...paging,
   ...contactIds,
   ...requests,
   ...tracing,

@@ -17,6 +17,8 @@ export interface ConsoleOptions {
    * router runs from source (tsx, vitest) the built copy in dist/console/static.
    */
   staticDir?: string;
+  /** PAGE_UNACKNOWLEDGED_AFTER_SECONDS: the page escalates its cue for an SOS unacknowledged this long (served as settings.json) */
+  pageAfterSeconds?: number;
 }
 
 // No inline script or style anywhere: the page works under this policy as it stands.
@@ -71,6 +73,12 @@ export function consoleRouter(o: ConsoleOptions = {}): Router {
     // a root, not an absolute path: `send` refuses dot segments in the path it is given,
     // and Vigil may be installed under ~/.cache, ~/.npm/_npx or ~/.local
     res.sendFile('index.html', { root: dir });
+  });
+
+  // what the page needs of the server's settings: nothing secret, no token needed
+  r.get('/settings.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ pageUnacknowledgedAfterSeconds: o.pageAfterSeconds ?? 60 });
   });
 
   r.get('/socket.io.min.js', (_req, res) => {

@@ -12,8 +12,11 @@ export const OPEN_INCIDENT: readonly IncidentStatus[] = ['active', 'acknowledged
  */
 export type AllClearState = 'pending' | 'done';
 
-/** What raised an incident: a timer that ran out, or the person's panic button. */
-export const INCIDENT_SOURCES = ['timer', 'panic'] as const;
+/**
+ * What raised an incident: a timer that ran out, the person's panic button, or a check-in or
+ * cancel sent with their duress PIN (silent: nothing the person's phone reads shows it).
+ */
+export const INCIDENT_SOURCES = ['timer', 'panic', 'duress'] as const;
 export type IncidentSource = (typeof INCIDENT_SOURCES)[number];
 
 /** The sources of an incident, first the one that opened it; absent in the record means a timer alone. */
@@ -26,6 +29,12 @@ export const panicSlot = (incidentId: string): string => `${PANIC_SLOT}${inciden
 export const hasTimer = (i: Pick<Incident, 'timerId'>): boolean => !i.timerId.startsWith(PANIC_SLOT);
 
 export const incidentSources = (i: Pick<Incident, 'sources'>): IncidentSource[] => i.sources ?? ['timer'];
+
+/** A duress incident is silent: its events and texts' events go to moderators only (docs/security.md, "Duress code"). */
+export const isDuress = (i: Pick<Incident, 'sources'>): boolean => incidentSources(i).includes('duress');
+/** Duress incidents get ids of their own shape, so a delivery (keyed by its incident id) is known silent without a read. */
+export const DURESS_ID_PREFIX = 'drs';
+export const isDuressIncidentId = (incidentId: string): boolean => incidentId.startsWith(`${DURESS_ID_PREFIX}_`);
 
 export interface Incident {
   id: string;

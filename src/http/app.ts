@@ -2,6 +2,8 @@
  * The Express app: request ids and logs, metrics, health, the /v1 API, errors.
  * It receives everything it needs; it knows no adapter.
  */
+import type { DuressCheckIns, DuressPins } from '../app/duress.js';
+import { duressRoutes } from './routes/duress.js';
 import { randomUUID } from 'node:crypto';
 import { SpanStatusCode } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
@@ -57,6 +59,8 @@ export interface AppDeps {
   tokenPolicy?: TokenPolicy;
   /** the people's "tokens not before" stamps, and the routes that move them; absent: no revocation */
   revocations?: TokenRevocations;
+  /** the duress PIN: its routes, and check-ins that may carry it */
+  duress?: { pins: DuressPins; checkIns: DuressCheckIns };
   bodyLimit: string;
   /** request budgets (./rate-limit.ts); none: unlimited */
   rateLimit?: RequestHandler;
@@ -210,7 +214,8 @@ export function createApp(d: AppDeps): Express {
   api.use(requirePrincipal);
   api.use(express.json({ limit: d.bodyLimit, strict: true, type: () => true }));
   if (d.location) api.use('/timers', markBase, locationRoutes(d.location));
-  api.use('/timers', markBase, timerRoutes(d.timers));
+  api.use('/timers', markBase, timerRoutes(d.timers, d.duress?.checkIns));
+  if (d.duress) api.use('/me/duress', markBase, duressRoutes(d.duress.pins));
   api.use('/me/contacts', markBase, contactRoutes(d.store, d.contactIds));
   if (d.revocations) api.use('/me/tokens', markBase, ownTokenRoutes(d.revocations));
   if (d.personal) api.use('/me', markBase, personalDataRoutes(d.personal));

@@ -26,6 +26,7 @@ import {
   Revocation,
   PersonalExport,
   Erasure,
+  DuressState,
   Timer,
   TimerList,
   Trail,
@@ -39,6 +40,8 @@ import {
   CommandIdempotencyKey,
   ContactsBody,
   EmptyBody,
+  DuressBody,
+  CheckInBody,
   ExtendBody,
   FixBody,
   IdempotencyKey,
@@ -124,6 +127,11 @@ const ok = (description: string, schema: Json, headers?: Json) => ({ description
 const obj = (properties: Json, required: string[] = Object.keys(properties)) => ({ type: 'object', properties, required });
 const dateTime = (description: string) => ({ type: 'string', format: 'date-time', description });
 const requestId = { 'X-Request-Id': ref('headers', 'XRequestId') };
+const checkInBody = {
+  required: false,
+  description: 'Empty, or `{ pin }`: the duress PIN opens a silent SOS and answers as a genuine request; any other PIN is ignored.',
+  content: json(ref('schemas', 'CheckInInput')),
+};
 const noBody = {
   required: false,
   description: 'Empty, or an empty JSON object. Unknown fields are refused.',
@@ -353,7 +361,7 @@ function paths(): Record<string, PathItem> {
         'Resolves the timer as safe. Idempotent. After the SOS went out, the timer stays `expired`, the incident becomes a ' +
           '`false_alarm` and the contacts are told the person is safe; the answer then carries the incident.',
         {
-          requestBody: noBody,
+          requestBody: checkInBody,
           responses: {
             '200': timerCommandAnswer(
               'The timer (and the incident when the SOS had gone out)',
@@ -371,7 +379,7 @@ function paths(): Record<string, PathItem> {
         'Cancel a live timer',
         'Idempotent; an expired timer cannot be cancelled (409).',
         {
-          requestBody: noBody,
+          requestBody: checkInBody,
           responses: {
             '200': timerCommandAnswer('The timer', obj({ timer: ref('schemas', 'Timer') })),
             ...errors(...userErrors, '404', '409', '422'),
@@ -455,6 +463,26 @@ function paths(): Record<string, PathItem> {
           'a timer runs (409 `timer_live`) nothing is erased: ask again once it is over. Repeating it is harmless.',
         requestBody: noBody,
         responses: { '200': ok('Erased', ref('schemas', 'Erasure'), requestId), ...errors(...userErrors, '409') },
+      },
+    },
+    '/v1/me/duress': {
+      put: {
+        tags: ['duress'],
+        operationId: 'setDuressPin',
+        summary: 'Set (or replace) the caller’s duress PIN',
+        description:
+          'Kept as a slow hash only (scrypt, a salt per person), never readable back. "I\'m safe" or cancel sent with this PIN ' +
+          'answers exactly as a genuine one does and opens a silent SOS: moderators are paged, the contacts texted ' +
+          '(DURESS_TEXT_CONTACTS), and nothing the phone reads shows it (docs/security.md, "Duress code").',
+        requestBody: { required: true, content: json(ref('schemas', 'DuressInput')) },
+        responses: { '200': ok('Set', ref('schemas', 'DuressState'), requestId), ...errors(...userErrors) },
+      },
+      delete: {
+        tags: ['duress'],
+        operationId: 'removeDuressPin',
+        summary: 'Remove the caller’s duress PIN (idempotent)',
+        requestBody: noBody,
+        responses: { '200': ok('Removed', ref('schemas', 'DuressState'), requestId), ...errors(...userErrors) },
       },
     },
     '/v1/admin/incidents': {
@@ -720,6 +748,19 @@ function paths(): Record<string, PathItem> {
         responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } },
       },
     },
+    '/console/settings.json': {
+      get: {
+        tags: ['ops'],
+        operationId: 'consoleSettings',
+        summary: 'What the console page needs of the server’s settings',
+        description:
+          '`pageUnacknowledgedAfterSeconds` (PAGE_UNACKNOWLEDGED_AFTER_SECONDS): the page escalates its cue for an SOS nobody acknowledged this long. Nothing secret.',
+        ...public_,
+        responses: {
+          '200': ok('The settings', obj({ pageUnacknowledgedAfterSeconds: { type: 'integer', minimum: 1 } })),
+        },
+      },
+    },
     '/livez': {
       get: {
         tags: ['ops'],
@@ -805,6 +846,9 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['Revocation', Revocation],
     ['PersonalExport', PersonalExport],
     ['Erasure', Erasure],
+    ['DuressInput', DuressBody],
+    ['DuressState', DuressState],
+    ['CheckInInput', CheckInBody],
     ['AuditPage', AuditPage],
     ['Error', ErrorBody],
   ];
@@ -837,6 +881,7 @@ export function openapiDocument(limits: TimerLimits): OpenApiDocument {
       { name: 'contacts', description: 'Emergency contacts' },
       { name: 'tokens', description: "A person's own tokens" },
       { name: 'personal data', description: "A person's own data: export and erasure" },
+      { name: 'duress', description: "A person's duress PIN" },
       { name: 'sos', description: 'The panic button' },
       { name: 'notifications', description: "A person's inbox" },
       { name: 'admin', description: 'Moderators (`role: "admin"`)' },

@@ -196,6 +196,9 @@ export const ContactList = z.object({
   timeZone: z.string().meta({ description: 'IANA time zone name: the times in texts are said in it (absent: UTC)' }).optional(),
 });
 
+/** The caller's duress PIN: set or not (the PIN itself is never answered). */
+export const DuressState = z.object({ duress: z.object({ set: z.boolean() }) });
+
 export const Revocation = z.object({
   userId: z.string(),
   revokedBefore: at('the person\'s new "tokens not before" stamp (store clock): tokens issued at or before it are refused'),

@@ -58,6 +58,14 @@ const languageField = z
   .string()
   .max(16)
   .meta({ description: `one of ${LANGUAGES.map((l) => `\`${l}\``).join(', ')}; another is \`unsupported_language\``, examples: ['es'] });
+/** A duress PIN: 4 to 12 digits. */
+export const DuressPin = z
+  .string()
+  .regex(/^[0-9]{4,12}$/, 'must be 4 to 12 digits')
+  .meta({ examples: ['4711'] });
+export const DuressBody = z.strictObject({ pin: DuressPin });
+/** "I'm safe" and cancel: empty, or a PIN (the duress PIN opens a silent SOS; any other PIN is ignored). */
+export const CheckInBody = z.strictObject({ pin: DuressPin.optional() });
 
 export const ContactsBody = z.strictObject({
   contacts: z

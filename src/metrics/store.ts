@@ -16,6 +16,8 @@ export interface StoreGauges {
   deliveryBacklog(): Promise<{ pending: number; oldestDue?: Date; dead: number }>;
   failedEscalations(limit: number): Promise<unknown[]>;
   stateCounts(): Promise<{ timers: { active: number; extended: number }; incidents: { active: number; acknowledged: number } }>;
+  /** when the oldest open incident that nobody acknowledged was opened */
+  oldestUnacknowledged(): Promise<Date | undefined>;
   now(): Promise<Date>;
 }
 
@@ -30,6 +32,7 @@ interface StoreSnapshot {
   deliveriesPending: number;
   deliveryAgeSeconds: number;
   dead: number;
+  unacknowledgedAgeSeconds: number;
 }
 
 /** How long a scrape waits for the store before reporting it down. */
@@ -40,12 +43,13 @@ const FAILED_COUNT_CAP = 1000;
 const age = (now: Date, then?: Date) => (then ? Math.max(0, (now.getTime() - then.getTime()) / 1000) : 0);
 
 async function readStore(g: StoreGauges, graceMs: number): Promise<StoreSnapshot> {
-  const [o, pending, failed, states, b, now] = await Promise.all([
+  const [o, pending, failed, states, b, unacknowledged, now] = await Promise.all([
     g.overdue(graceMs),
     g.countPendingEscalations(),
     g.failedEscalations(FAILED_COUNT_CAP),
     g.stateCounts(),
     g.deliveryBacklog(),
+    g.oldestUnacknowledged(),
     g.now(),
   ]);
   return {
@@ -59,6 +63,7 @@ async function readStore(g: StoreGauges, graceMs: number): Promise<StoreSnapshot
     deliveriesPending: b.pending,
     deliveryAgeSeconds: age(now, b.oldestDue),
     dead: b.dead,
+    unacknowledgedAgeSeconds: age(now, unacknowledged),
   };
 }
 
@@ -139,6 +144,11 @@ export function storeMetrics(r: client.Registry[], o: StoreMetricsOptions = {}) 
         if (snapshot) for (const status of statuses) this.set({ status }, pick(snapshot)[status]);
       },
     });
+  const pageAfter = new client.Gauge({
+    name: 'vigil_incident_unacknowledged_page_after_seconds',
+    help: 'PAGE_UNACKNOWLEDGED_AFTER_SECONDS: an incident unacknowledged for longer pages the on-call (the alert compares the age with it)',
+    registers: r,
+  });
 
   return {
     escalationsPending: fromStore(
@@ -179,6 +189,11 @@ export function storeMetrics(r: client.Registry[], o: StoreMetricsOptions = {}) 
       'Age of the oldest delivery due and not yet sent (store-wide)',
       (s) => s.deliveryAgeSeconds,
     ),
+    unacknowledgedAge: fromStore(
+      'vigil_incident_unacknowledged_oldest_age_seconds',
+      'How long the oldest open incident that no moderator has acknowledged has been open; 0 when every open one is acknowledged (store-wide)',
+      (s) => s.unacknowledgedAgeSeconds,
+    ),
     deadLetters: fromStore('vigil_deliveries_dead', 'Deliveries in the dead-letter state (store-wide)', (s) => s.dead),
     storeUp: new client.Gauge({
       name: 'vigil_store_up',
@@ -188,10 +203,15 @@ export function storeMetrics(r: client.Registry[], o: StoreMetricsOptions = {}) 
         if (gauges) this.set((await refresh()) ? 1 : 0);
       },
     }),
-    /** Connect the store-derived gauges (after the store is open); `graceMs`: GRACE_SECONDS in ms. */
-    observeStore(g: StoreGauges, opts: { graceMs?: number } = {}) {
+    unacknowledgedPageAfter: pageAfter,
+    /**
+     * Connect the store-derived gauges (after the store is open); `graceMs`: GRACE_SECONDS in ms;
+     * `pageAfterSeconds`: PAGE_UNACKNOWLEDGED_AFTER_SECONDS.
+     */
+    observeStore(g: StoreGauges, opts: { graceMs?: number; pageAfterSeconds?: number } = {}) {
       gauges = g;
       graceMs = opts.graceMs ?? 0;
+      if (opts.pageAfterSeconds !== undefined) pageAfter.set(opts.pageAfterSeconds);
     },
   };
 }

@@ -8,7 +8,7 @@
  */
 import { maskPhone } from '../domain/messages.js';
 import { deliveryView, incidentView, notificationView, ownIncidentView, timerView } from '../wire/views.js';
-import { incidentSources } from '../domain/incident.js';
+import { incidentSources, isDuress, isDuressIncidentId } from '../domain/incident.js';
 import type { Notification } from '../domain/notification.js';
 import type { Delivery } from '../domain/delivery.js';
 import type { Incident } from '../domain/incident.js';
@@ -54,6 +54,8 @@ function incidentPayloads(eventId: string, i: Incident) {
   return {
     payload: { eventId, incident: incidentView(i, maskPhone) },
     ownerPayload: { eventId, incident: ownIncidentView(i, maskPhone) },
+    // a duress incident is silent: the person's phone (maybe in the wrong hands) never hears of it
+    ...(isDuress(i) ? { adminsOnly: true } : {}),
   };
 }
 
@@ -86,6 +88,8 @@ export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): Vi
     eventId,
     userId: d.userId,
     toAdmins: true,
+    // the texts of a duress incident are as silent as the incident
+    ...(isDuressIncidentId(d.incidentId) ? { adminsOnly: true } : {}),
     payload: { eventId, delivery: deliveryView(d, maskPhone) },
   };
 }

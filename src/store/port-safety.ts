@@ -22,6 +22,8 @@ export interface NewPanic {
   location?: GeoPoint;
   /** what the person wrote with the press: kept on the incident (`panicNotes`), also when the press attaches */
   note?: string;
+  /** what raised it: the panic button (default), or a check-in sent with the duress PIN */
+  source?: 'panic' | 'duress';
 }
 
 export type PanicResult =

@@ -19,6 +19,7 @@ import type { ModerationStore } from './port-moderation.js';
 import type { PersonalDataStore } from './port-personal.js';
 import type { SafetyStore } from './port-safety.js';
 import type { TokenStore } from './port-tokens.js';
+import type { DuressStore } from './port-duress.js';
 
 export interface NewTimer {
   id: string;
@@ -114,7 +115,8 @@ export interface StateCounts {
   incidents: { active: number; acknowledged: number };
 }
 
-export interface Store extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore {
+export interface Store
+  extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore, DuressStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */
@@ -190,6 +192,11 @@ export interface Store extends BatchStore, LocationStore, SafetyStore, Moderatio
    * escalation); 0 when none. A lock whose counter was lost (Redis restarted) continues above it.
    */
   maxRecordedFence(): Promise<number>;
+  /**
+   * When the oldest incident still `active` (open and nobody acknowledged it) was opened;
+   * undefined when there is none. One index-backed read ({status, createdAt}), never a scan.
+   */
+  oldestUnacknowledged(): Promise<Date | undefined>;
 
   // ── incidents ─────────────────────────────────────────────────────────────
   /**

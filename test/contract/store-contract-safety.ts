@@ -73,6 +73,31 @@ export function safetyCases(ctx: ContractContext): void {
       },
     );
 
+    it_(
+      'a duress SOS (source duress): its own incident, or `duress` added once to the open one; still one open SOS per person',
+      async () => {
+        const store = ctx.store();
+        const userId = randomUUID();
+        const id = `drs_${randomUUID()}`;
+        const r = await store.raisePanic({ incidentId: id, userId, locationName: 'Pier 39', source: 'duress' });
+        expect(r).toMatchObject({ kind: 'created', incident: { id, sources: ['duress'], panicTexts: 'pending', status: 'active' } });
+        // a panic press afterwards joins it
+        expect(await store.raisePanic({ incidentId: randomUUID(), userId })).toMatchObject({
+          kind: 'attached',
+          sourceAdded: true,
+          incident: { id, sources: ['duress', 'panic'] },
+        });
+        // on a timer's open incident, duress is added once
+        const { incident } = await openedIncident(store);
+        const once = await store.raisePanic({ incidentId: `drs_${randomUUID()}`, userId: incident.userId, source: 'duress' });
+        expect(once).toMatchObject({ kind: 'attached', sourceAdded: true, incident: { id: incident.id, sources: ['timer', 'duress'] } });
+        const twice = await store.raisePanic({ incidentId: `drs_${randomUUID()}`, userId: incident.userId, source: 'duress' });
+        expect(twice).toMatchObject({ kind: 'attached', sourceAdded: false, incident: { sources: ['timer', 'duress'] } });
+        expect(await openOf(store, userId)).toHaveLength(1);
+        expect(await openOf(store, incident.userId)).toHaveLength(1);
+      },
+    );
+
     it_('after the sweep expired the timer but before its incident: the incident is opened for that timer', async () => {
       const store = ctx.store();
       const t = await armDue(store);

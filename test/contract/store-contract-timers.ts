@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { sweepSlot } from '../../src/domain/sweep-shard.js';
+import type { Incident } from '../../src/domain/incident.js';
 import type { Timer } from '../../src/domain/timer.js';
 import { arm, armDue, at, newTimer, type ContractContext } from './store-contract-helpers.js';
 
@@ -411,6 +412,24 @@ export function timerCases(ctx: ContractContext): void {
       expect(await store.stateCounts()).toEqual({ timers: { active: 1, extended: 1 }, incidents: { active: 1, acknowledged: 1 } });
       expect(await store.transitionIncident(first.id, ['acknowledged'], 'resolved', 'mod')).not.toBeNull();
       expect((await store.stateCounts()).incidents).toEqual({ active: 1, acknowledged: 0 });
+    });
+
+    it('oldestUnacknowledged: when the oldest incident nobody acknowledged was opened; acknowledged and closed ones do not count', async () => {
+      const store = ctx.store();
+      expect(await store.oldestUnacknowledged()).toBeUndefined();
+      await armDue(store);
+      await armDue(store);
+      const claimed = await store.claimDueTimers(10, 1);
+      expect(claimed).toHaveLength(2);
+      const opened = [];
+      for (const t of claimed) opened.push((await store.openIncident(t, 1, randomUUID())).incident);
+      opened.sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime());
+      const [older, newer] = opened as [Incident, Incident];
+      expect((await store.oldestUnacknowledged())?.getTime()).toBe(older.createdAt.getTime());
+      expect(await store.transitionIncident(older.id, ['active'], 'acknowledged', 'mod')).not.toBeNull();
+      expect((await store.oldestUnacknowledged())?.getTime()).toBe(newer.createdAt.getTime());
+      expect(await store.transitionIncident(newer.id, ['active'], 'resolved', 'mod')).not.toBeNull();
+      expect(await store.oldestUnacknowledged()).toBeUndefined();
     });
   });
 }

@@ -31,6 +31,7 @@ import { safetyCases } from './store-contract-safety.js';
 import { sosCases } from './store-contract-sos.js';
 import { timerCases } from './store-contract-timers.js';
 import { tokenCases } from './store-contract-tokens.js';
+import { duressCases } from './store-contract-duress.js';
 import { traceCases } from './store-contract-trace.js';
 
 export type { ContractOptions, StoreFixture } from './store-contract-helpers.js';
@@ -105,6 +106,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     personalCases(ctx);
     contactIdCases(ctx);
     tokenCases(ctx);
+    duressCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

@@ -62,6 +62,7 @@ describe('a flood of scrapes and probes', () => {
       failedEscalations: () => answer([]),
       stateCounts: () => answer({ timers: { active: 0, extended: 0 }, incidents: { active: 0, acknowledged: 0 } }),
       deliveryBacklog: () => answer({ pending: 0, dead: 0 }),
+      oldestUnacknowledged: () => answer(undefined),
       now: () => answer(new Date()),
     };
     const registry = new client.Registry();

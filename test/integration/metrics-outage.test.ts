@@ -66,6 +66,7 @@ describe('metrics through a store outage', () => {
       failedEscalations: hang,
       stateCounts: hang,
       deliveryBacklog: hang,
+      oldestUnacknowledged: hang,
       now: hang,
     });
     const page = await metrics.registry.metrics(); // would hang (test timeout) without the bound
@@ -75,17 +76,18 @@ describe('metrics through a store outage', () => {
 
   it('one scrape reads the store once, whatever the number of store gauges', async () => {
     const metrics = createMetrics({ replica: 't', collectDefault: false });
-    const calls = { overdue: 0, pending: 0, failed: 0, backlog: 0 };
+    const calls = { overdue: 0, pending: 0, failed: 0, backlog: 0, unacknowledged: 0 };
     metrics.observeStore({
       overdue: async () => (calls.overdue++, { count: 4, oldest: new Date(Date.now() - 30_000) }),
       countPendingEscalations: async () => (calls.pending++, 1500),
       failedEscalations: async () => (calls.failed++, [{}, {}]),
       stateCounts: async () => ({ timers: { active: 7, extended: 2 }, incidents: { active: 3, acknowledged: 1 } }),
       deliveryBacklog: async () => (calls.backlog++, { pending: 3, dead: 1 }),
+      oldestUnacknowledged: async () => (calls.unacknowledged++, new Date(Date.now() - 90_000)),
       now: async () => new Date(),
     });
     const page = await metrics.registry.metrics();
-    expect(calls).toEqual({ overdue: 1, pending: 1, failed: 1, backlog: 1 });
+    expect(calls).toEqual({ overdue: 1, pending: 1, failed: 1, backlog: 1, unacknowledged: 1 });
     expect(sample(page, 'vigil_store_up')).toBe(1);
     expect(sample(page, 'vigil_escalations_pending')).toBe(1500); // a count, not a page of rows
     expect(sample(page, 'vigil_escalations_failed')).toBe(2);
@@ -96,5 +98,6 @@ describe('metrics through a store outage', () => {
     expect(sample(page, 'vigil_timers_overdue')).toBe(4);
     expect(sample(page, 'vigil_timers_overdue_oldest_age_seconds')).toBeGreaterThanOrEqual(29);
     expect(sample(page, 'vigil_deliveries_dead')).toBe(1);
+    expect(sample(page, 'vigil_incident_unacknowledged_oldest_age_seconds')).toBeGreaterThanOrEqual(89);
   });
 });

@@ -75,6 +75,8 @@ async function setUp(replicas: number, redis?: RedisServer, metricsListener = fa
   const env = (i: number): Record<string, string> => ({
     LOG_LEVEL: 'info',
     TIMER_MIN_SECONDS: '1',
+    // the traffic leaves two SOS unacknowledged; a healthy run must not page however slow the machine
+    PAGE_UNACKNOWLEDGED_AFTER_SECONDS: '3600',
     ...(metricsListener ? { METRICS_PORT: String(metricsPorts[i]), METRICS_TOKEN } : {}),
   });
   const cluster = await startCluster({ replicas, dataDir: dir, redisUrl: redis?.url, env });
@@ -214,6 +216,13 @@ describe.skipIf(missing)(
       const { cluster, prom } = await setUp(1);
       await generateTraffic(cluster);
       await expectEveryQueryAnswers(prom, cluster);
+      // the unacknowledged SOS panel sees the two incidents nobody acknowledged; the alert compares it with the setting
+      const waiting = await prom.query(
+        grafanaExpr(dashboard.panels.find((p) => p.title === 'Unacknowledged SOS')?.targets?.[0]?.expr ?? ''),
+      );
+      expect(Number(waiting.data?.result[0]?.value?.[1])).toBeGreaterThan(0);
+      const pageAfter = await prom.query(`max(vigil_incident_unacknowledged_page_after_seconds{job="${JOB}"})`);
+      expect(Number(pageAfter.data?.result[0]?.value?.[1])).toBe(3600);
       // refused commands are counted by the error code the client received
       const reasons = await prom.query(`sum by (reason) (vigil_commands_total{job="${JOB}",outcome="refused"})`);
       const byReason = Object.fromEntries((reasons.data?.result ?? []).map((x) => [x.metric.reason, Number(x.value?.[1])]));

@@ -38,7 +38,12 @@ export class Board {
   ) {}
 
   get activeCount(): number {
-    return [...this.incidents.values()].filter((i) => i.status === 'active').length;
+    return this.active.length;
+  }
+
+  /** The open incidents nobody has acknowledged. */
+  get active(): Incident[] {
+    return [...this.incidents.values()].filter((i) => i.status === 'active');
   }
 
   has(id: string): boolean {

@@ -5,7 +5,11 @@ import { deliveryRows } from './deliveries.js';
 import { TrailView } from './trail.js';
 import type { Delivery, Fix, Incident, IncidentSource, Note, PanicNote } from './types.js';
 
-const SOURCE_LABEL: Record<IncidentSource, string> = { timer: 'Timer ran out', panic: 'Panic button' };
+const SOURCE_LABEL: Record<IncidentSource, string> = {
+  timer: 'Timer ran out',
+  panic: 'Panic button',
+  duress: 'DURESS PIN (silent: the phone shows nothing)',
+};
 
 export interface CardActions {
   ack(id: string): void;
@@ -154,8 +158,8 @@ export class Card {
     const sources = i.sources ?? [i.source ?? 'timer'];
     this.source.dataset.source = sources[0] ?? 'timer';
     this.source.textContent = sources.map((s) => SOURCE_LABEL[s]).join(' + ');
-    this.root.classList.toggle('card--panic', sources.includes('panic'));
-    this.at.textContent = sources[0] === 'panic' ? `(raised ${clockTime(i.deadline)})` : `(deadline ${clockTime(i.deadline)})`;
+    this.root.classList.toggle('card--panic', sources.includes('panic') || sources.includes('duress'));
+    this.at.textContent = sources[0] !== 'timer' ? `(raised ${clockTime(i.deadline)})` : `(deadline ${clockTime(i.deadline)})`;
     this.place.textContent = i.locationName ?? 'No place given';
     this.place.classList.toggle('muted', !i.locationName);
     if (i.location) {

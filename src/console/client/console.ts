@@ -7,7 +7,8 @@
 import { Api, ApiError } from './api.js';
 import { Board } from './board.js';
 import { serverNow } from './clock.js';
-import { Alarm, setTitleCount } from './cue.js';
+import { Alarm, setTitleCount, titleFor } from './cue.js';
+import { askToNotify, Escalation, readPageAfterSeconds } from './escalation.js';
 import { Live, type ConnState } from './live.js';
 import { checkModeratorToken, type Claims } from './token.js';
 import { TimersView } from './timers-view.js';
@@ -77,6 +78,8 @@ const board = new Board(
     addNote: (id, text) => void addNote(id, text),
   },
 );
+
+const escalation = new Escalation(alarm, (id, overdue) => board.card(id)?.root.classList.toggle('card--overdue', overdue));
 
 const timersView = new TimersView(
   {
@@ -317,6 +320,7 @@ function showSignin(message: string, keep?: string): void {
   board.clear();
   timersView.clear();
   auditView.clear();
+  escalation.reset();
   updateTitle();
   ui.app.hidden = true;
   ui.tools.hidden = true;
@@ -377,6 +381,7 @@ function renderMute(): void {
 ui.form.addEventListener('submit', (e) => {
   e.preventDefault();
   alarm.unlock(); // a user gesture: lets the page beep later
+  askToNotify(); // and ask, once, to notify when an SOS stays unacknowledged
   void signIn(ui.token.value, true);
 });
 ui.signout.addEventListener('click', () => showSignin(''));
@@ -391,7 +396,13 @@ setInterval(() => {
   const now = serverNow();
   board.tick(now);
   timersView.tick();
+  escalation.tick(
+    board.active.map((i) => ({ id: i.id, createdAt: i.createdAt, who: whoOf(i) })),
+    now,
+    titleFor(board.activeCount),
+  );
 }, 1000);
+void readPageAfterSeconds().then((s) => (escalation.pageAfterMs = s * 1000));
 
 const saved = sessionStorage.getItem(TOKEN_KEY);
 if (saved) void signIn(saved, false);

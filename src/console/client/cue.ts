@@ -55,6 +55,8 @@ export class Alarm {
   }
 }
 
+export const titleFor = (active: number): string => (active > 0 ? `(${active}) SOS · Vigil console` : 'Vigil console');
+
 export function setTitleCount(active: number): void {
-  document.title = active > 0 ? `(${active}) SOS · Vigil console` : 'Vigil console';
+  document.title = titleFor(active);
 }

@@ -54,7 +54,7 @@ export interface PanicNote {
   at: string;
 }
 
-export type IncidentSource = 'timer' | 'panic';
+export type IncidentSource = 'timer' | 'panic' | 'duress';
 
 export interface Delivery {
   key: string;

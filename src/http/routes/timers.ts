@@ -1,6 +1,7 @@
 /** /v1/timers: a person's own timers. */
 import { createHash } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
+import type { DuressCheckIns } from '../../app/duress.js';
 import type { TimerService } from '../../app/timers.js';
 import { Invalid } from '../../domain/errors.js';
 import { isTimeZone } from '../../domain/locale.js';
@@ -8,7 +9,7 @@ import { ownIncidentView, timerView } from '../../wire/views.js';
 import { principal } from '../auth.js';
 import { encodeCursor } from '../../app/cursor.js';
 import type { IdempotencyClaim } from '../../store/port.js';
-import { ArmBody, EmptyBody, ExtendBody, IdempotencyKey, IdParam, parse, TimerQuery } from '../validation.js';
+import { ArmBody, CheckInBody, ExtendBody, IdempotencyKey, IdParam, parse, TimerQuery } from '../validation.js';
 
 /** The same key with the same body replays; the fingerprint is over the parsed, canonical body. */
 const fingerprint = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
@@ -27,8 +28,21 @@ const replayedHeader = (res: Response, replayed: boolean | undefined) => {
   if (replayed) res.setHeader('Idempotent-Replayed', 'true');
 };
 
-export function timerRoutes(timers: TimerService): Router {
+export function timerRoutes(timers: TimerService, duress?: DuressCheckIns): Router {
   const r = Router();
+  /**
+   * "I'm safe" or cancel. The PIN is left out of the key's fingerprint: a duress check-in and a
+   * genuine one are the same request as far as the key (and anyone reading its answer) can tell.
+   */
+  const resolve = (req: Request, command: 'safe' | 'cancel') => {
+    const p = principal(req);
+    const { pin } = parse(CheckInBody, req.body ?? {}, 'request body');
+    const id = parse(IdParam, req.params.id, 'timer id');
+    const caller = { userId: p.userId, displayName: p.name };
+    const key = commandKey(req, command, id, {});
+    if (duress) return duress.resolve(caller, id, command, pin, key);
+    return command === 'safe' ? timers.checkIn(caller, id, key) : timers.cancel(caller, id, key);
+  };
 
   r.post('/', async (req, res) => {
     const p = principal(req);
@@ -83,23 +97,13 @@ export function timerRoutes(timers: TimerService): Router {
   });
 
   r.post('/:id/safe', async (req, res) => {
-    const p = principal(req);
-    parse(EmptyBody, req.body, 'request body');
-    const id = parse(IdParam, req.params.id, 'timer id');
-    const { timer, incident, replayed } = await timers.checkIn(
-      { userId: p.userId, displayName: p.name },
-      id,
-      commandKey(req, 'safe', id, {}),
-    );
+    const { timer, incident, replayed } = await resolve(req, 'safe');
     replayedHeader(res, replayed);
     res.json(incident ? { timer: timerView(timer), incident: ownIncidentView(incident) } : { timer: timerView(timer) });
   });
 
   r.post('/:id/cancel', async (req, res) => {
-    const p = principal(req);
-    parse(EmptyBody, req.body, 'request body');
-    const id = parse(IdParam, req.params.id, 'timer id');
-    const { timer, replayed } = await timers.cancel({ userId: p.userId, displayName: p.name }, id, commandKey(req, 'cancel', id, {}));
+    const { timer, replayed } = await resolve(req, 'cancel');
     replayedHeader(res, replayed);
     res.json({ timer: timerView(timer) });
   });

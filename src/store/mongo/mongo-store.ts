@@ -24,6 +24,7 @@ import * as personal from './personal.js';
 import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
+import * as duress from './duress.js';
 import { FERRETDB_UPDATES_PER_COMMAND, type Ctx, type WriteConcern } from './writes.js';
 
 export interface MongoStoreOptions {
@@ -214,6 +215,7 @@ export class MongoStore implements Store {
   readonly overdue = this.op('overdue', timers.overdue);
   readonly countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
   readonly stateCounts = this.op('stateCounts', timers.stateCounts);
+  readonly oldestUnacknowledged = this.op('oldestUnacknowledged', timers.oldestUnacknowledged);
   readonly maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents ───────────────────────────────────────────────────────────────
@@ -254,6 +256,11 @@ export class MongoStore implements Store {
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────
   readonly revokeTokens = this.op('revokeTokens', tokens.revokeTokens);
   readonly tokensNotBefore = this.op('tokensNotBefore', tokens.tokensNotBefore);
+
+  // ── duress PIN (./duress.ts) ────────────────────────────────────────────────
+  readonly setDuressPin = this.op('setDuressPin', duress.setDuressPin);
+  readonly getDuressPin = this.op('getDuressPin', duress.getDuressPin);
+  readonly deleteDuressPin = this.op('deleteDuressPin', duress.deleteDuressPin);
 
   // ── contacts ────────────────────────────────────────────────────────────────
   readonly getContacts = this.op('getContacts', contacts.getContacts);

@@ -53,14 +53,15 @@ async function panicOnce(ctx: Ctx, p: NewPanic): Promise<Exclude<PanicResult, { 
       ctx.m.timers.findOne({ liveUser: p.userId }).readConcern('majority').lean<TimerDoc>().exec(),
     ]);
     if (current) {
-      const has = (current.sources ?? ['timer']).includes('panic');
+      const src = p.source ?? 'panic';
+      const has = (current.sources ?? ['timer']).includes(src);
       const added = has
         ? null
         : await casOne(ctx, ctx.m.incidents, {
-            filter: { _id: current._id, status: open, sources: current.sources ? { $ne: 'panic' } : { $exists: false } },
+            filter: { _id: current._id, status: open, sources: current.sources ? { $ne: src } : { $exists: false } },
             update: (op) => ({
-              ...(current.sources ? { $push: { sources: 'panic' } } : {}),
-              $set: { lastOp: op, ...(current.sources ? {} : { sources: ['timer', 'panic'] }) },
+              ...(current.sources ? { $push: { sources: src } } : {}),
+              $set: { lastOp: op, ...(current.sources ? {} : { sources: ['timer', src] }) },
               $currentDate: { updatedAt: true },
             }),
           });
@@ -133,7 +134,7 @@ function incidentDoc(p: NewPanic, now: Date, timer: TimerDoc | null): IncidentDo
     createdAt: now,
     updatedAt: now,
     fence: 0,
-    sources: ['panic'],
+    sources: [p.source ?? 'panic'],
     openUser: p.userId,
     ...(p.note === undefined ? {} : { panicNotes: [{ text: p.note, at: now }] }),
     // a timer's own escalation (pending) is the outbox when there is one

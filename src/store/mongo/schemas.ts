@@ -17,6 +17,7 @@ import { ESCALATION_STATES, TIMER_STATUSES, type GeoPoint, type Meeting, type Ti
 import { fixSchema, type FixDoc } from './location-schema.js';
 import { makeKeyingModel, type KeyingDoc } from './contact-ids-schema.js';
 import { tokenStampSchema, type TokenStampDoc } from './tokens-schema.js';
+import { duressPinSchema, type DuressPinDoc } from './duress-schema.js';
 import { makeModerationModels, type ModerationModels } from './moderation-schemas.js';
 
 /** A timer as stored: the domain record with `_id` for `id`, plus what only the store needs. */
@@ -119,6 +120,8 @@ export interface Models extends ModerationModels {
   keying: Model<KeyingDoc>;
   /** token revocation: each person's "tokens not before" stamp */
   tokenStamps: Model<TokenStampDoc>;
+  /** the duress PIN: one scrypt hash per person who set one */
+  duressPins: Model<DuressPinDoc>;
 }
 
 // No buffering (fail fast instead of queueing while disconnected), no automatic index
@@ -347,6 +350,7 @@ export function makeModels(conn: Connection): Models {
     fixes: conn.model<FixDoc>('LocationFix', fixSchema(OPTIONS)),
     keying: makeKeyingModel(conn),
     tokenStamps: conn.model<TokenStampDoc>('TokenStamp', tokenStampSchema(OPTIONS)),
+    duressPins: conn.model<DuressPinDoc>('DuressPin', duressPinSchema(OPTIONS)),
     ...makeModerationModels(conn),
   };
 }

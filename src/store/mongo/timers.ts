@@ -327,6 +327,17 @@ export async function stateCounts(ctx: Ctx): Promise<StateCounts> {
   return { timers: { active, extended }, incidents: { active: open, acknowledged } };
 }
 
+/** When the oldest still unacknowledged incident was opened: one entry of the {status, createdAt} index. */
+export async function oldestUnacknowledged(ctx: Ctx): Promise<Date | undefined> {
+  const doc = await ctx.m.incidents
+    .findOne({ status: 'active' }, { createdAt: 1 })
+    .sort({ status: 1, createdAt: 1 })
+    .readConcern('majority')
+    .lean<{ createdAt: Date }>()
+    .exec();
+  return doc?.createdAt;
+}
+
 export async function countPendingEscalations(ctx: Ctx): Promise<number> {
   return ctx.m.timers.countDocuments({ escalation: 'pending' }).readConcern('majority').exec();
 }

@@ -19,7 +19,7 @@ export const SAFETY_SQL = Object.freeze({
   timerLinkToIncident: `UPDATE timers SET status = 'expired', escalation = 'done', incident_id = @incidentId, resolved_at = @now, updated_at = store_now()
     WHERE id = @id AND status IN ('active','extended') RETURNING *`,
   panicIncidentInsert: `INSERT INTO incidents (id, timer_id, user_id, status, deadline, created_at, updated_at, location_name, lat, lng, display_name, fence, sources, panic_texts)
-    VALUES (@id, @timerId, @userId, 'active', @now, @now, store_now(), @locationName, @lat, @lng, @displayName, 0, '["panic"]', @panicTexts)
+    VALUES (@id, @timerId, @userId, 'active', @now, @now, store_now(), @locationName, @lat, @lng, @displayName, 0, json_array(@source), @panicTexts)
     ON CONFLICT (timer_id) DO NOTHING RETURNING *`,
 
   incidentsPanicTextsPending: "SELECT * FROM incidents WHERE panic_texts = 'pending' ORDER BY created_at LIMIT ?",

@@ -65,7 +65,7 @@ function panicOnce(c: Ctx, p: NewPanic, now: number): Exclude<PanicResult, { kin
   const live = c.st.liveTimerOfUser.get(p.userId) as TimerRow | undefined;
   const open = c.st.incidentOpenOfUser.get(p.userId) as IncidentRow | undefined;
   if (open) {
-    const added = c.st.incidentAddSource.get({ id: open.id, source: 'panic' }) as IncidentRow | undefined;
+    const added = c.st.incidentAddSource.get({ id: open.id, source: p.source ?? 'panic' }) as IncidentRow | undefined;
     const linked = live ? (c.st.timerLinkToIncident.get({ id: live.id, incidentId: open.id, now }) as TimerRow | undefined) : undefined;
     // the timer joins the open incident: it can check in and post fixes there, the trail covers it
     let row = added ?? open;
@@ -109,6 +109,7 @@ function insertIncident(c: Ctx, p: NewPanic, timerId: string, now: number, timer
     displayName: p.displayName ?? timer?.display_name ?? null,
     // a timer's own escalation (pending) is the outbox when there is one
     panicTexts: timer ? null : 'pending',
+    source: p.source ?? 'panic',
   }) as IncidentRow | undefined;
 }
 

@@ -27,6 +27,7 @@ import * as safety from './safety.js';
 import { prepareAll } from './statements.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
+import * as duress from './duress.js';
 import { WriteGate, type WriteGateStats } from './write-gate.js';
 
 export interface SqliteOptions {
@@ -146,6 +147,7 @@ export class SqliteStore implements Store {
   overdue = this.op('overdue', timers.overdue);
   countPendingEscalations = this.op('countPendingEscalations', timers.countPendingEscalations);
   stateCounts = this.op('stateCounts', timers.stateCounts);
+  oldestUnacknowledged = this.op('oldestUnacknowledged', timers.oldestUnacknowledged);
   maxRecordedFence = this.op('maxRecordedFence', timers.maxRecordedFence);
 
   // ── incidents (./incidents.ts) ──────────────────────────────────────────────
@@ -186,6 +188,11 @@ export class SqliteStore implements Store {
   // ── token revocation (./tokens.ts) ──────────────────────────────────────────
   revokeTokens = this.op('revokeTokens', tokens.revokeTokens);
   tokensNotBefore = this.op('tokensNotBefore', tokens.tokensNotBefore);
+
+  // ── duress PIN (./duress.ts) ────────────────────────────────────────────────
+  setDuressPin = this.op('setDuressPin', duress.setDuressPin);
+  getDuressPin = this.op('getDuressPin', duress.getDuressPin);
+  deleteDuressPin = this.op('deleteDuressPin', duress.deleteDuressPin);
 
   // ── contacts (./contacts.ts) ────────────────────────────────────────────────
   getContacts = this.op('getContacts', contacts.getContacts);

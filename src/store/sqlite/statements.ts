@@ -16,6 +16,7 @@ import { PERSONAL_SQL } from './personal-statements.js';
 import { SAFETY_SQL } from './safety-statements.js';
 import { TIMERS_SQL } from './timers-statements.js';
 import { TOKENS_SQL } from './tokens-statements.js';
+import { DURESS_SQL } from './duress-statements.js';
 
 /** the store's own: readiness */
 const STORE_SQL = Object.freeze({ ping: 'SELECT 1 AS ok' });
@@ -33,6 +34,7 @@ const AREAS = [
   LOCATION_SQL,
   TOKENS_SQL,
   PERSONAL_SQL,
+  DURESS_SQL,
 ] as const;
 
 /** every statement's name: the keys of each area's table (distributed over the union of the tables) */

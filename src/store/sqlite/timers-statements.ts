@@ -45,6 +45,8 @@ export const TIMERS_SQL = Object.freeze({
   timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
   // index-backed (timers_due, incidents by status): closed records are never counted
   timersLiveByStatus: "SELECT status, COUNT(*) AS n FROM timers WHERE status IN ('active','extended') GROUP BY status",
+  // index incidents_status (status, created_at): MIN reads one entry
+  incidentOldestUnacknowledged: "SELECT MIN(created_at) AS oldest FROM incidents WHERE status = 'active'",
   incidentsOpenByStatus: "SELECT status, COUNT(*) AS n FROM incidents WHERE status IN ('active','acknowledged') GROUP BY status",
   maxRecordedFence: `SELECT MAX(COALESCE((SELECT MAX(fence) FROM incidents), 0),
     COALESCE((SELECT MAX(expired_by_fence) FROM timers WHERE escalation = 'pending'), 0)) AS f`,

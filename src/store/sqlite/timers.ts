@@ -151,6 +151,11 @@ export const overdue = read((c, graceMs: number = 0): { count: number; oldest?: 
 
 export const maxRecordedFence = read((c): number => (c.st.maxRecordedFence.get() as { f: number }).f);
 
+export const oldestUnacknowledged = read((c): Date | undefined => {
+  const r = c.st.incidentOldestUnacknowledged.get() as { oldest: number | null };
+  return r.oldest === null ? undefined : new Date(r.oldest);
+});
+
 export const countPendingEscalations = read((c): number => (c.st.timersPendingEscalationCount.get() as { n: number }).n);
 
 export const stateCounts = read((c): StateCounts => {
