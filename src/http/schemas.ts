@@ -249,6 +249,10 @@ export const PersonalExport = z.object({
   timers: z.array(Timer).meta({ description: 'every timer of theirs, oldest first' }),
   fixes: z.array(Fix.extend({ timerId: z.string() })).meta({ description: 'the stored location fixes of those timers' }),
   contacts: z.array(Contact),
+  contactSettings: z
+    .object({ language: z.string().optional(), timeZone: z.string().optional() })
+    .meta({ description: "the contact list's default language and IANA time zone" }),
+  duressPinSet: z.boolean().meta({ description: 'whether a duress PIN is set (it is kept only as a hash, never exported)' }),
   notifications: z.array(Notification).meta({ description: 'their inbox, oldest first' }),
   incidents: z.array(Incident).meta({ description: 'incidents about them (their SOS), oldest first' }),
   idempotencyRecords: z.number().int().min(0).meta({ description: 'Idempotency-Keys kept for their requests (arming, commands, panic)' }),
@@ -261,7 +265,8 @@ export const Erasure = z.object({
   erased: z.object({
     timers: count('timers deleted'),
     fixes: count('location fixes deleted'),
-    contacts: count('contacts deleted'),
+    contacts: count("contacts deleted (with the list's language and time zone)"),
+    duressPin: count('duress PIN deleted (0 or 1)'),
     notifications: count('inbox entries deleted'),
     idempotencyRecords: count('Idempotency-Keys deleted'),
     incidents: count('incidents kept for review, naming only the pseudonym'),

@@ -3,6 +3,7 @@
  * them, read at once for `GET /v1/me/export`, and its erasure for `DELETE /v1/me`.
  */
 import type { Contact } from '../domain/contact.js';
+import type { ContactSettings } from '../domain/locale.js';
 import type { Incident } from '../domain/incident.js';
 import type { StoredFix } from '../domain/location.js';
 import type { Notification } from '../domain/notification.js';
@@ -14,6 +15,10 @@ export interface PersonalData {
   /** the stored location fixes of those timers, by timer and time */
   fixes: StoredFix[];
   contacts: Contact[];
+  /** the list's default language and time zone */
+  contactSettings: ContactSettings;
+  /** whether they set a duress PIN (the PIN is kept only as a hash, which is never exported) */
+  duressPinSet: boolean;
   /** their inbox, oldest first */
   notifications: Notification[];
   /** incidents about them (their SOS), oldest first */
@@ -29,6 +34,8 @@ export interface ErasedCounts {
   contacts: number;
   notifications: number;
   idempotencyRecords: number;
+  /** their duress PIN's hash (0 or 1) */
+  duressPin: number;
   /** kept for the moderators' review, their person now the pseudonym (retention anonymises them on its schedule) */
   incidents: number;
   deliveries: number;

@@ -27,7 +27,11 @@ async function personWithHistory(store: Store, userId: string) {
     { timerId: keyed.timer.id, userId, lat: 1.6, lng: 2.6, at: at(now, -1000) },
   ]);
   expect(await store.resolveTimer(keyed.timer.id, userId, 'safe')).not.toBeNull();
-  await store.replaceContacts(userId, [{ id: `c_${randomUUID().slice(0, 8)}`, name: 'Bob Brother', phone: '+14155550123' }]);
+  await store.replaceContacts(userId, [{ id: `c_${randomUUID().slice(0, 8)}`, name: 'Bob Brother', phone: '+14155550123' }], {
+    language: 'es',
+    timeZone: 'Europe/Madrid',
+  });
+  await store.setDuressPin(userId, { salt: 'c2FsdA', hash: 'aGFzaA', cost: 16384 });
   await store.addNotification({
     id: `ntf_${randomUUID()}`,
     userId,
@@ -59,6 +63,8 @@ export function personalCases(ctx: ContractContext): void {
         [h.keyedTimer.id, 1.6],
       ]);
       expect(d.contacts.map((c) => c.name)).toEqual(['Bob Brother']);
+      expect(d.contactSettings).toEqual({ language: 'es', timeZone: 'Europe/Madrid' });
+      expect(d.duressPinSet).toBe(true);
       expect(d.notifications).toHaveLength(1);
       expect(d.incidents.map((i) => i.id)).toEqual([h.incident.id]);
       expect(d.idempotencyRecords).toBe(1);
@@ -67,6 +73,8 @@ export function personalCases(ctx: ContractContext): void {
         timers: [],
         fixes: [],
         contacts: [],
+        contactSettings: {},
+        duressPinSet: false,
         notifications: [],
         incidents: [],
         idempotencyRecords: 0,
@@ -96,12 +104,27 @@ export function personalCases(ctx: ContractContext): void {
       const r = await store.erasePerson(rita, pseudonym);
       expect(r).toEqual({
         kind: 'erased',
-        counts: { timers: 2, fixes: 2, contacts: 1, notifications: 1, idempotencyRecords: 1, incidents: 1, deliveries: 2, auditLines: 3 },
+        counts: {
+          timers: 2,
+          fixes: 2,
+          contacts: 1,
+          duressPin: 1,
+          notifications: 1,
+          idempotencyRecords: 1,
+          incidents: 1,
+          deliveries: 2,
+          auditLines: 3,
+        },
       });
+      // the duress PIN's hash and the list's language and time zone go too
+      expect(await store.getDuressPin(rita)).toBeNull();
+      expect(await store.getContactSettings(rita)).toEqual({});
       expect(await store.personalData(rita)).toEqual({
         timers: [],
         fixes: [],
         contacts: [],
+        contactSettings: {},
+        duressPinSet: false,
         notifications: [],
         incidents: [],
         idempotencyRecords: 0,
@@ -127,7 +150,17 @@ export function personalCases(ctx: ContractContext): void {
       // a repeat erases nothing more
       expect(await store.erasePerson(rita, pseudonym)).toEqual({
         kind: 'erased',
-        counts: { timers: 0, fixes: 0, contacts: 0, notifications: 0, idempotencyRecords: 0, incidents: 0, deliveries: 0, auditLines: 0 },
+        counts: {
+          timers: 0,
+          fixes: 0,
+          contacts: 0,
+          duressPin: 0,
+          notifications: 0,
+          idempotencyRecords: 0,
+          incidents: 0,
+          deliveries: 0,
+          auditLines: 0,
+        },
       });
     });
 

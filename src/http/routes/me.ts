@@ -23,6 +23,8 @@ export function personalDataRoutes(personal: PersonalDataService): Router {
       timers: d.timers.map((t) => timerView(t)),
       fixes: d.fixes.map((f) => ({ timerId: f.timerId, ...fixView(f) })),
       contacts: d.contacts.map((c) => ({ id: c.id, name: c.name, phone: c.phone })),
+      contactSettings: d.contactSettings,
+      duressPinSet: d.duressPinSet,
       notifications: d.notifications.map(notificationView),
       incidents: d.incidents.map((i) => ownIncidentView(i)),
       idempotencyRecords: d.idempotencyRecords,

@@ -7,7 +7,7 @@
  */
 import type { AuditDoc } from './moderation-schemas.js';
 import type { ErasedCounts, ErasureResult, PersonalData } from '../port-personal.js';
-import { toIncident, toTimer } from './docs.js';
+import { toContactSettings, toIncident, toTimer } from './docs.js';
 import { isDuplicateKey } from './errors.js';
 import { toFix } from './location.js';
 import { toNotification } from './safety.js';
@@ -16,11 +16,12 @@ import type { FixDoc } from './location-schema.js';
 import { insertOptions, type Ctx } from './writes.js';
 
 export async function personalData(ctx: Ctx, userId: string): Promise<PersonalData> {
-  const [timers, contacts, notifications, incidents] = await Promise.all([
+  const [timers, contacts, notifications, incidents, duressPins] = await Promise.all([
     ctx.m.timers.find({ userId }).sort({ startedAt: 1, _id: 1 }).lean<TimerDoc[]>().exec(),
     ctx.m.contacts.findById(userId).lean<ContactsDoc>().exec(),
     ctx.m.notifications.find({ userId }).sort({ createdAt: 1, _id: 1 }).lean<NotificationDoc[]>().exec(),
     ctx.m.incidents.find({ userId }).sort({ createdAt: 1, _id: 1 }).lean<IncidentDoc[]>().exec(),
+    ctx.m.duressPins.countDocuments({ _id: userId }).exec(),
   ]);
   const fixes = await ctx.m.fixes
     .find({ timerId: { $in: timers.map((t) => t._id) } })
@@ -35,6 +36,9 @@ export async function personalData(ctx: Ctx, userId: string): Promise<PersonalDa
     timers: timers.map(toTimer),
     fixes: fixes.map(toFix),
     contacts: contacts?.contacts.map((c) => ({ id: c.id, name: c.name, phone: c.phone })) ?? [],
+    // the list's language and time zone are fields of the contacts document
+    contactSettings: toContactSettings(contacts),
+    duressPinSet: duressPins > 0,
     notifications: notifications.map(toNotification),
     incidents: incidents.map(toIncident),
     idempotencyRecords,
@@ -54,6 +58,7 @@ export async function erasePerson(ctx: Ctx, userId: string, pseudonym: string): 
     idempotencyRecords: 0,
     timers: 0,
     contacts: 0,
+    duressPin: 0,
     notifications: 0,
     incidents: 0,
     deliveries: 0,
@@ -65,6 +70,7 @@ export async function erasePerson(ctx: Ctx, userId: string, pseudonym: string): 
   const list = await ctx.m.contacts.findById(userId, { contacts: 1 }).lean<ContactsDoc>().exec();
   if ((await ctx.m.contacts.deleteOne({ _id: userId }, w).exec()).deletedCount === 1) counts.contacts = list?.contacts.length ?? 0;
   counts.notifications = (await ctx.m.notifications.deleteMany({ userId }, w).exec()).deletedCount;
+  counts.duressPin = (await ctx.m.duressPins.deleteOne({ _id: userId }, w).exec()).deletedCount;
   // the panic keys live on the incidents; the incidents stay for review under the pseudonym
   const panicKeys = await ctx.m.incidents
     .find({ userId, 'sosKeys.0': { $exists: true } }, { sosKeys: 1 })

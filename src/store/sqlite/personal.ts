@@ -7,7 +7,16 @@
 import type { ErasedCounts, ErasureResult, PersonalData } from '../port-personal.js';
 import { read, write } from './ctx.js';
 import { toFix, type FixRow } from './location.js';
-import { toContact, toIncident, toTimer, type ContactRow, type IncidentRow, type TimerRow } from './rows.js';
+import {
+  toContact,
+  toContactSettings,
+  toIncident,
+  toTimer,
+  type ContactRow,
+  type ContactSettingsRow,
+  type IncidentRow,
+  type TimerRow,
+} from './rows.js';
 import { toNotification, type NotificationRow } from './safety.js';
 
 export const personalData = read((c, userId: string): PersonalData => {
@@ -15,6 +24,8 @@ export const personalData = read((c, userId: string): PersonalData => {
     timers: (c.st.personTimers.all(userId) as TimerRow[]).map(toTimer),
     fixes: (c.st.personFixes.all(userId) as FixRow[]).map(toFix),
     contacts: (c.st.personContacts.all(userId) as ContactRow[]).map(toContact),
+    contactSettings: toContactSettings(c.st.contactSettingsOf.get(userId) as ContactSettingsRow | undefined),
+    duressPinSet: (c.st.personDuressPinSet.get(userId) as { n: number }).n > 0,
     notifications: (c.st.personNotifications.all(userId) as NotificationRow[]).map(toNotification),
     incidents: (c.st.personIncidents.all(userId) as IncidentRow[]).map(toIncident),
     idempotencyRecords: (c.st.personIdempotencyCount.get({ userId }) as { n: number }).n,
@@ -30,10 +41,13 @@ export const erasePerson = write((c, userId: string, pseudonym: string): Erasure
     const live = c.st.personLiveTimer.get(userId) as { id: string } | undefined;
     if (live) return { kind: 'timer_live', timerId: live.id };
     const p = { userId, pseudonym };
+    // the list's language and time zone go with the list (counted with it)
+    c.st.eraseContactSettings.run(userId);
     const counts: ErasedCounts = {
       fixes: c.st.eraseFixes.run(userId).changes,
       timers: c.st.eraseTimers.run(userId).changes,
       contacts: c.st.eraseContacts.run(userId).changes,
+      duressPin: c.st.eraseDuressPin.run(userId).changes,
       notifications: c.st.eraseNotifications.run(userId).changes,
       idempotencyRecords: c.st.eraseIdempotency.run(userId).changes + c.st.eraseSosIdempotency.run(userId).changes,
       incidents: c.st.pseudonymiseIncidents.run(p).changes,
