@@ -16,7 +16,8 @@ const OTHER_PIN = '1234';
 /** headers that differ between any two answers, genuine or not */
 const PER_ANSWER_HEADERS = ['date', 'x-request-id', 'etag', 'ratelimit', 'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-reset'];
 /** fields that are ids or times */
-const ID_OR_TIME = /^(id|timerId|incidentId|startedAt|expiresAt|resolvedAt|updatedAt|createdAt|deadline|serverTime)$/;
+// `reference` is derived from the incident id (texts quote it), so it differs as ids do
+const ID_OR_TIME = /^(id|timerId|incidentId|reference|startedAt|expiresAt|resolvedAt|updatedAt|createdAt|deadline|serverTime)$/;
 
 function shape(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(shape);
