@@ -1,7 +1,10 @@
-/** Contract cases for the duress PIN: one hash per person, replaced whole, removed. */
+/**
+ * Contract cases for the duress PIN: one hash per person, replaced whole, removed; and the silent
+ * SOS a duress check-in owes, recorded by the resolving CAS itself (invariant 4).
+ */
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import type { ContractContext } from './store-contract-helpers.js';
+import { arm, type ContractContext } from './store-contract-helpers.js';
 
 const person = (tag: string) => `duress-${tag}-${randomUUID().slice(0, 8)}`;
 
@@ -24,6 +27,55 @@ export function duressCases(ctx: ContractContext): void {
       // deleting again is a no-op that says so
       expect(await store.deleteDuressPin(ann)).toBe(false);
       expect(await store.getDuressPin(bob)).toEqual({ salt: 'Ym9i', hash: 'Ym9iaGFzaA==', cost: 16384 });
+    });
+
+    it('invariant 4: the resolving CAS under duress records the owed SOS in the same write (keyed or not); listed until marked raised, which leaves updatedAt alone', async () => {
+      const store = ctx.store();
+      const ann = person('owed');
+      const mine = async () => (await store.pendingDuress(1000)).filter((t) => t.userId === ann).map((t) => t.id);
+
+      // a genuine check-in owes nothing
+      const genuine = await arm(store, { userId: ann });
+      expect((await store.resolveTimer(genuine.id, ann, 'safe'))?.duressPending).toBeUndefined();
+      expect(await mine()).toEqual([]);
+
+      const plain = await arm(store, { userId: ann });
+      const resolved = await store.resolveTimer(plain.id, ann, 'safe', { duress: true });
+      expect(resolved).toMatchObject({ status: 'safe', duressPending: true });
+      expect(await mine()).toEqual([plain.id]);
+
+      const keyedOne = await arm(store, { userId: ann });
+      const idem = { key: randomUUID(), fingerprint: 'fp-cancel' };
+      const r = await store.resolveTimerKeyed(keyedOne.id, ann, 'cancelled', idem, { duress: true });
+      expect(r).toMatchObject({ kind: 'applied', timer: { status: 'cancelled', duressPending: true } });
+      // a replay of the key sees what is still owed (it may complete it)
+      expect(await store.resolveTimerKeyed(keyedOne.id, ann, 'cancelled', idem, { duress: true })).toMatchObject({
+        kind: 'replayed',
+        timer: { duressPending: true },
+      });
+      expect((await mine()).sort()).toEqual([plain.id, keyedOne.id].sort());
+
+      const before = (await store.getTimer(plain.id))!;
+      expect(await store.markDuressRaised(plain.id)).toBe(true);
+      expect(await store.markDuressRaised(plain.id)).toBe(false);
+      const after = (await store.getTimer(plain.id))!;
+      expect(after.duressPending).toBeUndefined();
+      // the person's change feed must not show a write they cannot see
+      expect(after.updatedAt.getTime()).toBe(before.updatedAt.getTime());
+      expect(await mine()).toEqual([keyedOne.id]);
+      expect(await store.markDuressRaised(keyedOne.id)).toBe(true);
+      expect(await mine()).toEqual([]);
+      expect(await store.markDuressRaised(genuine.id)).toBe(false);
+    });
+
+    it('a duress SOS never takes over the person’s live timer (the phone would see it expire): an incident of its own, the timer stays live', async () => {
+      const store = ctx.store();
+      const bob = person('live');
+      const live = await arm(store, { userId: bob });
+      const r = await store.raisePanic({ incidentId: `drs_${randomUUID()}`, userId: bob, source: 'duress' });
+      expect(r.kind).toBe('created');
+      expect(r.kind === 'created' ? r.timer : 'n/a').toBeUndefined();
+      expect((await store.getTimer(live.id))?.status).toBe(live.status);
     });
   });
 }
