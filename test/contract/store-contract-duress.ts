@@ -4,9 +4,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import { arm, type ContractContext } from './store-contract-helpers.js';
+import type { SosRecipient } from '../../src/store/port-batch.js';
+import type { Store } from '../../src/store/port.js';
+import { arm, armDue, type ContractContext } from './store-contract-helpers.js';
 
 const person = (tag: string) => `duress-${tag}-${randomUUID().slice(0, 8)}`;
+
+const two: SosRecipient[] = [0, 1].map((i) => ({ contactId: `c${i}`, contactName: `C${i}`, phone: `+1415555${1000 + i}`, body: 'sos' }));
+
+/** A due timer of `userId`, claimed by a sweep (expired, escalation pending, not escalated yet). */
+async function swept(store: Store, userId: string) {
+  const due = await armDue(store, userId);
+  const [timer] = (await store.claimDueTimers(1000, 7)).filter((t) => t.id === due.id);
+  expect(timer).toBeDefined();
+  return timer!;
+}
 
 export function duressCases(ctx: ContractContext): void {
   const it = ctx.it;
@@ -76,6 +88,36 @@ export function duressCases(ctx: ContractContext): void {
       expect(r.kind).toBe('created');
       expect(r.kind === 'created' ? r.timer : 'n/a').toBeUndefined();
       expect((await store.getTimer(live.id))?.status).toBe(live.status);
+    });
+
+    it('DURESS_TEXT_CONTACTS=false: the escalation of a timer a duress check-in took over (its own incident is the duress one) adds no delivery; with the setting on, or for a timer SOS, it does', async () => {
+      const store = ctx.store();
+      const batch = (timer: Awaited<ReturnType<typeof swept>>, duressTexts: boolean) =>
+        store.escalateBatch([{ timer, fence: 7, incidentId: `inc-${randomUUID()}`, recipients: two, duressTexts }]);
+      const takeOver = async (userId: string, timerId: string) => {
+        const r = await store.raisePanic({ incidentId: `drs_${randomUUID()}`, userId, source: 'duress' });
+        expect(r).toMatchObject({ kind: 'created', timer: { id: timerId } });
+        return r.kind === 'created' ? r.incident.id : '';
+      };
+
+      const quiet = person('quiet');
+      const t1 = await swept(store, quiet);
+      const drs = await takeOver(quiet, t1.id);
+      const [r1] = await batch(t1, false);
+      expect(r1).toMatchObject({ created: false, marked: true, incident: { id: drs } });
+      expect(await store.deliveriesFor([drs])).toEqual([]);
+
+      const loud = person('loud');
+      const t2 = await swept(store, loud);
+      const drs2 = await takeOver(loud, t2.id);
+      expect((await batch(t2, true))[0]?.incident.id).toBe(drs2);
+      expect(await store.deliveriesFor([drs2])).toHaveLength(2);
+
+      // a timer's own SOS is not a duress one: texted whatever the setting
+      const plain = person('plain');
+      const [r3] = await batch(await swept(store, plain), false);
+      expect(r3?.created).toBe(true);
+      expect(await store.deliveriesFor([r3!.incident.id])).toHaveLength(2);
     });
   });
 }

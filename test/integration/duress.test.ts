@@ -314,6 +314,43 @@ describe('duress PIN', () => {
     expect((await t.api(t.token('mod', { admin: true }), 'POST', `/v1/admin/incidents/${incident?.id ?? ''}/resolve`)).status).toBe(200);
   });
 
+  it('DURESS_TEXT_CONTACTS=false also when the duress check-in took over a timer the sweep had just expired and the sweep completes its escalation: nobody is texted', async () => {
+    const quiet = await startTestVigil({ DURESS_TEXT_CONTACTS: 'false' }, { manualTicks: true });
+    try {
+      const store = quiet.vigil.store;
+      const tok = quiet.token('took-over', { name: 'took-over' });
+      expect((await quiet.api(tok, 'PUT', '/v1/me/contacts', { contacts })).status).toBe(200);
+      expect((await quiet.api(tok, 'PUT', '/v1/me/duress', { pin: PIN })).status).toBe(200);
+      const timer = (await quiet.api(tok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer as { id: string; expiresAt: string };
+      await untilPast(timer.expiresAt);
+      // a sweep claimed the timer (expired, escalation pending) and has not escalated it yet
+      expect((await store.claimDueTimers(10, 1)).map((x) => x.id)).toEqual([timer.id]);
+      // the duress check-in takes it over; the request dies before it marks the escalation done
+      const real = store.markEscalated;
+      Object.assign(store, { markEscalated: () => Promise.reject(new Error('injected: the replica died')) });
+      try {
+        expect((await quiet.api(tok, 'POST', `/v1/timers/${timer.id}/safe`, { pin: PIN })).status).toBe(500);
+      } finally {
+        Object.assign(store, { markEscalated: real });
+      }
+      expect((await store.getTimer(timer.id))?.escalation).toBe('pending');
+      // the sweep completes the escalation: the duress incident it finds texts nobody
+      expect((await quiet.vigil.sweeper.sweep()).escalated).toBe(1);
+      await quiet.vigil.dispatcher.tick();
+      const list = (await quiet.api(quiet.token('mod', { admin: true }), 'GET', '/v1/admin/incidents')).body.incidents as {
+        id: string;
+        sources: string[];
+        deliveries: unknown[];
+      }[];
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatchObject({ sources: ['duress'], deliveries: [] });
+      expect(list[0]?.id.startsWith('drs_')).toBe(true);
+      expect(await store.getTimer(timer.id)).toMatchObject({ escalation: 'done', incidentId: list[0]?.id });
+    } finally {
+      await quiet.stop();
+    }
+  });
+
   it('a PIN sent by someone who never set one is hashed and ignored: a genuine check-in', async () => {
     const tok = await person('no-pin');
     const timer = await arm(tok);
