@@ -68,6 +68,8 @@ export class DuressCheckIns {
     private readonly pins: DuressPins,
     private readonly timers: TimerService,
     private readonly panic: PanicService,
+    /** a silent SOS the check-in recorded as owed but could not open (the sweep's repair will) */
+    private readonly onOwed: (err: unknown, timerId: string) => void = () => undefined,
   ) {}
 
   async resolve(
@@ -79,6 +81,14 @@ export class DuressCheckIns {
   ): Promise<CommandResult> {
     const duress = pin !== undefined && (await this.pins.matches(caller.userId, pin));
     if (!duress) return command === 'safe' ? this.timers.checkIn(caller, id, idem) : this.timers.cancel(caller, id, idem);
-    return this.timers.resolveUnderDuress(caller, id, command, idem, (timer) => this.panic.raiseDuress(caller, timer));
+    return this.timers.resolveUnderDuress(caller, id, command, idem, async (timer) => {
+      try {
+        await this.panic.raiseDuress(caller, timer);
+      } catch (err) {
+        // recorded as owed by the check-in's own write: the sweep opens it, and the answer stays the genuine one
+        if (!timer.duressPending) throw err;
+        this.onOwed(err, timer.id);
+      }
+    });
   }
 }

@@ -41,6 +41,12 @@ export interface PanicInput {
 
 export type PanicOutcome = 'created' | 'attached' | 'replayed';
 
+/** What a failed step of the crash repair was about. */
+export interface RepairSubject {
+  incident?: string;
+  timer?: string;
+}
+
 /** The live location service, as the panic uses it (app/location.ts). */
 export interface PanicLocation {
   /** the freshest fix of a live timer, stored now; null when none is readable (never throws) */
@@ -127,16 +133,21 @@ export class PanicService {
    * over their just-expired timer, else opens one of its own. Moderators are paged at once
    * (`sos.triggered`, to moderators only: events of a duress incident never reach the person's
    * sockets); the contacts are texted unless DURESS_TEXT_CONTACTS is false.
+   * When `from` still owes the SOS (its resolving CAS marked it `duressPending`), the mark is
+   * cleared once the incident is open: what follows (texts, events) has its own outbox (a panic
+   * incident's `panicTexts`, a taken-over timer's escalation). Raised twice (the request and the
+   * sweep's repair at once), the second joins the first's open incident quietly (invariant 3).
    */
   async raiseDuress(caller: Caller, from: Timer): Promise<void> {
     const r = await this.store.raisePanic({
       incidentId: newId(DURESS_ID_PREFIX),
       userId: caller.userId,
-      displayName: caller.displayName,
+      displayName: caller.displayName ?? from.displayName,
       locationName: from.locationName,
       location: from.location,
       source: 'duress',
     });
+    if (from.duressPending) await this.store.markDuressRaised(from.id);
     if (r.kind === 'attached') {
       if (r.sourceAdded) this.events.publish(incidentPressEvent(r.incident));
       return;
@@ -157,25 +168,48 @@ export class PanicService {
   }
 
   /**
-   * Crash repair, run by the sweep: panic incidents whose texts were left pending (the request
-   * died between opening the incident and queueing the texts). Never throws: each failure,
-   * reading the pending ones included (no incident then), goes to `onError`; how many it completed.
+   * Crash repair, run by the sweep: the silent SOS of duress check-ins whose request died after
+   * the check-in (`duressPending`), then panic incidents whose texts were left pending (the
+   * request died between opening the incident and queueing the texts; a duress incident just
+   * opened here included). Never throws: each failure, reading the pending ones included (no id
+   * then), goes to `onError`; how many it completed.
    */
-  async repair(limit: number, onError: (err: unknown, incidentId?: string) => void): Promise<number> {
+  async repair(limit: number, onError: (err: unknown, about?: RepairSubject) => void): Promise<number> {
+    let done = await this.repairDuress(limit, onError);
     let pending: Incident[];
     try {
       pending = await this.store.pendingPanicTexts(limit);
     } catch (err) {
       onError(err);
-      return 0;
+      return done;
     }
-    let done = 0;
     for (const incident of pending) {
       try {
         await this.complete(incident, {});
         done++;
       } catch (err) {
-        onError(err, incident.id);
+        onError(err, { incident: incident.id });
+      }
+    }
+    return done;
+  }
+
+  /** The owed duress SOS of check-ins whose request died after the check-in. */
+  private async repairDuress(limit: number, onError: (err: unknown, about?: RepairSubject) => void): Promise<number> {
+    let owed: Timer[];
+    try {
+      owed = await this.store.pendingDuress(limit);
+    } catch (err) {
+      onError(err);
+      return 0;
+    }
+    let done = 0;
+    for (const timer of owed) {
+      try {
+        await this.raiseDuress({ userId: timer.userId }, timer);
+        done++;
+      } catch (err) {
+        onError(err, { timer: timer.id });
       }
     }
     return done;

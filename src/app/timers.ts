@@ -187,7 +187,9 @@ export class TimerService {
    * "I'm safe" or cancel sent with the duress PIN: the same CAS, event and answer as a genuine
    * one, then `raise` opens the silent SOS. After the SOS (the timer expired), the answer is the
    * one a genuine check-in gets (the incident as a false alarm), but the incident stays open:
-   * `raise` marks it duress. A replayed key raises nothing (the first request did).
+   * `raise` marks it duress. The resolving CAS records the SOS as owed (`duressPending`), so a
+   * crash before `raise` completes it loses nothing: the sweep's repair, or a replay of the same
+   * key, raises it. A replayed key whose SOS is no longer owed raises nothing (the first request did).
    */
   async resolveUnderDuress(
     caller: Caller,
@@ -216,13 +218,16 @@ export class TimerService {
     duress?: (timer: Timer) => Promise<void>,
   ): Promise<CommandResult> {
     const to = command === 'safe' ? 'safe' : 'cancelled';
-    const keyed = idem ? await this.store.resolveTimerKeyed(id, caller.userId, to, idem) : undefined;
+    // under duress the CAS itself records the silent SOS as owed (invariant 4): a crash before `duress` completes it leaves it to the sweep
+    const opts = duress ? { duress: true } : undefined;
+    const keyed = idem ? await this.store.resolveTimerKeyed(id, caller.userId, to, idem, opts) : undefined;
     if (keyed && keyed.kind !== 'refused') {
       const answer = this.keyedAnswer(keyed);
-      if (duress && !answer.replayed) await duress(answer.timer);
+      // a replay raises only what the first request left owed (it died between its two writes)
+      if (duress && (!answer.replayed || answer.timer.duressPending)) await duress(answer.timer);
       return answer;
     }
-    const done = keyed ? null : await this.store.resolveTimer(id, caller.userId, to);
+    const done = keyed ? null : await this.store.resolveTimer(id, caller.userId, to, opts);
     if (done) {
       this.events.publish(timerEvent(command === 'safe' ? 'timer.safe' : 'timer.cancelled', done));
       if (duress) await duress(done);

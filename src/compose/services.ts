@@ -148,7 +148,12 @@ export async function startServices(
   });
   const panic = new PanicService(store, events, metrics, smsBudget, tracing, { location, duressTextsContacts: config.duress.textContacts });
   const duressPins = new DuressPins(store);
-  const duress = { pins: duressPins, checkIns: new DuressCheckIns(duressPins, timers, panic) };
+  const duress = {
+    pins: duressPins,
+    checkIns: new DuressCheckIns(duressPins, timers, panic, (err, timer) =>
+      log.error({ err, timer }, 'opening the duress SOS failed after the check-in; it is recorded as owed, the sweep opens it'),
+    ),
+  };
   const moderation = new ModerationService(store, realtime.publisher, metrics);
   const personal = new PersonalDataService(store, (userId) => contactIds.pseudonym(userId));
   const expressApp = createApp({

@@ -116,7 +116,11 @@ export function workerSettings(config: Config, parts: WorkerParts): WorkerSettin
       onSosSent: parts.onSosSent,
       onUnreachable: parts.onUnreachable,
     },
-    escalation: { location: parts.location, includeMeeting: config.location.sosIncludeMeeting },
+    escalation: {
+      location: parts.location,
+      includeMeeting: config.location.sosIncludeMeeting,
+      duressTextsContacts: config.duress.textContacts,
+    },
     holdTexts: {
       maxMs: TEXTS_HELD_MAX_MS,
       // any replica's sweep behind, seen by every replica through the store

@@ -35,6 +35,13 @@ export const isDuress = (i: Pick<Incident, 'sources'>): boolean => incidentSourc
 /** Duress incidents get ids of their own shape, so a delivery (keyed by its incident id) is known silent without a read. */
 export const DURESS_ID_PREFIX = 'drs';
 export const isDuressIncidentId = (incidentId: string): boolean => incidentId.startsWith(`${DURESS_ID_PREFIX}_`);
+/**
+ * A timer's escalation texts nobody when its own incident was opened by a duress check-in (which
+ * took the expired timer over) and DURESS_TEXT_CONTACTS is off (`duressTexts` false). A timer that
+ * joined a person's open incident is not this case.
+ */
+export const quietDuress = (duressTexts: boolean | undefined, incidentId: string, joined: boolean | undefined): boolean =>
+  duressTexts === false && !joined && isDuressIncidentId(incidentId);
 
 export interface Incident {
   id: string;

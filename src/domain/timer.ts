@@ -58,6 +58,12 @@ export interface Timer {
   meeting?: Meeting;
   /** when the person was warned that this deadline is near (cleared by an extension) */
   warnedAt?: Date;
+  /**
+   * Resolved with the duress PIN, and its silent SOS not opened yet (docs/security.md, "Duress
+   * code"): set by the resolving CAS itself, cleared once the incident is open; the sweep opens
+   * what a crash left owed. Never in any view of the timer.
+   */
+  duressPending?: boolean;
 }
 
 export type TimerCommand = 'extend' | 'safe' | 'cancel' | 'expire';

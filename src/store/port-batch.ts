@@ -27,6 +27,11 @@ export interface EscalationItem {
   incidentId: string;
   /** SOS recipients, in the person's order; a delivery exists once per (incident, contact) */
   recipients: SosRecipient[];
+  /**
+   * false (DURESS_TEXT_CONTACTS=false): when the timer's own incident, as found by the write, is a
+   * duress incident (a duress check-in took the expired timer over), no recipient gets a delivery
+   */
+  duressTexts?: boolean;
 }
 
 export interface EscalationResult {

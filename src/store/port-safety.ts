@@ -65,6 +65,10 @@ export interface SafetyStore {
   pendingPanicTexts(limit: number): Promise<Incident[]>;
   /** CAS panicTexts pending → done. */
   markPanicTexted(incidentId: string): Promise<boolean>;
+  /** Timers resolved with the duress PIN whose silent SOS is still owed (crash repair), oldest check-in first. */
+  pendingDuress(limit: number): Promise<Timer[]>;
+  /** CAS duressPending set → cleared, once the owed SOS is open (or joined the person's open one). */
+  markDuressRaised(timerId: string): Promise<boolean>;
   /**
    * CAS up to `limit` live timers in the warning window (domain/warning.ts) → `warnedAt` stamped,
    * each warned once per deadline, with their inbox entry (`warning:<timerId>:<n>`) where the store can.

@@ -42,6 +42,12 @@ export interface IdempotencyClaim {
   fingerprint: string;
 }
 
+/** How "I'm safe" or cancel resolves a timer. */
+export interface ResolveOptions {
+  /** sent with the duress PIN: the CAS also records the silent SOS it owes (Timer.duressPending) */
+  duress?: boolean;
+}
+
 export type ArmResult =
   | { kind: 'created'; timer: Timer }
   | { kind: 'replayed'; timer: Timer }
@@ -138,8 +144,8 @@ export interface Store
   listTimers(userId: string, filter?: { status?: TimerStatus } & ChangedSince): Promise<Timer[]>;
   /** CAS live → extended, adding `seconds` to the deadline; only before the deadline and below the caps. */
   extendTimer(id: string, userId: string, seconds: number, caps: { maxExtensions: number; maxTotalSeconds: number }): Promise<Timer | null>;
-  /** CAS live → safe | cancelled. */
-  resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null>;
+  /** CAS live → safe | cancelled; with `duress`, the same write records the silent SOS owed (`duressPending`). */
+  resolveTimer(id: string, userId: string, to: 'safe' | 'cancelled', o?: ResolveOptions): Promise<Timer | null>;
   /**
    * extendTimer under an Idempotency-Key (scoped per person; the fingerprint covers command,
    * timer and body): the key is checked and recorded in the same write as the CAS.
@@ -152,7 +158,13 @@ export interface Store
     idem: IdempotencyClaim,
   ): Promise<KeyedCommandResult>;
   /** resolveTimer under an Idempotency-Key, as extendTimerKeyed. */
-  resolveTimerKeyed(id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): Promise<KeyedCommandResult>;
+  resolveTimerKeyed(
+    id: string,
+    userId: string,
+    to: 'safe' | 'cancelled',
+    idem: IdempotencyClaim,
+    o?: ResolveOptions,
+  ): Promise<KeyedCommandResult>;
   /**
    * CAS up to `limit` due live timers → expired with escalation pending, stamped with `fence`.
    * Due: the deadline plus `graceMs` (default 0) has passed. With `shard`, only that sweep

@@ -17,7 +17,7 @@ import type { SmsBudget } from '../app/sms-budget.js';
 import { sosDeliveries } from '../domain/delivery.js';
 import type { ContactSettings } from '../domain/locale.js';
 import { lastSeenAt } from '../domain/messages.js';
-import type { Incident } from '../domain/incident.js';
+import { quietDuress, type Incident } from '../domain/incident.js';
 import type { Timer } from '../domain/timer.js';
 import type { Metrics } from '../metrics.js';
 import { incidentJoinedEvent, sosEvent, timerEvent, type EventPublisher } from '../realtime/events.js';
@@ -32,6 +32,12 @@ export interface EscalationExtras {
   location?: { atEscalation(timer: Timer): Promise<StoredFix | null>; atEscalationMany(timers: Timer[]): Promise<(StoredFix | null)[]> };
   /** say whom the person was meeting in the SOS text (SOS_INCLUDE_MEETING) */
   includeMeeting?: boolean;
+  /**
+   * DURESS_TEXT_CONTACTS (default yes): a duress check-in that lost to the sweep takes the
+   * expired timer over (app/panic.ts raiseDuress), so the incident this escalation finds may be
+   * a duress one; its contacts are texted only when this says so
+   */
+  duressTextsContacts?: boolean;
 }
 
 export class Escalator {
@@ -114,7 +120,8 @@ export class Escalator {
     const existingOf = new Map(existing.map((i) => [i.timerId, i]));
     const plans = timers.map((t) => {
       const found = existingOf.get(t.id);
-      return { timer: t, incidentId: found?.id ?? newId('inc'), exists: found !== undefined, contacts: contactsByUser.get(t.userId) ?? [] };
+      const contacts = found && quietDuress(this.duressTexts(), found.id, false) ? [] : (contactsByUser.get(t.userId) ?? []);
+      return { timer: t, incidentId: found?.id ?? newId('inc'), exists: found !== undefined, contacts };
     });
     const picked = await this.smsBudget.sosRecipientsBatch(
       plans.map((p) => ({ incident: { id: p.incidentId, userId: p.timer.userId }, exists: p.exists, contacts: p.contacts })),
@@ -131,6 +138,8 @@ export class Escalator {
         incidentId: p.incidentId,
         // a NewDelivery is a recipient with its body (and `held` for a contact who declined or opted out)
         recipients: sosDeliveries(p.incidentId, picked[i] ?? [], body, traceparent),
+        // found only by the write (a duress check-in took the timer over meanwhile): the store drops the recipients
+        duressTexts: this.duressTexts(),
       };
     });
     const results = await this.store.escalateBatch(items);
@@ -177,7 +186,7 @@ export class Escalator {
     const { incident, created, joined } = await this.store.openIncident(where, fence, newId('inc'));
     if (created) this.metrics.escalationLag.observe(Math.max(0, (incident.createdAt.getTime() - timer.expiresAt.getTime()) / 1000));
     const { contacts: all, settings } = await contactTexts(this.store, timer.userId);
-    const contacts = await this.smsBudget.sosRecipients(incident, all);
+    const contacts = quietDuress(this.duressTexts(), incident.id, joined) ? [] : await this.smsBudget.sosRecipients(incident, all);
     const body = this.sosBody(timer, fix, now, settings, incident.id);
     await this.store.addDeliveries(incident, sosDeliveries(incident.id, contacts, body, this.tracing.traceparent()));
     this.events.publish(timerEvent('timer.expired', { ...timer, incidentId: incident.id }));
@@ -197,6 +206,11 @@ export class Escalator {
       },
       joined ? 'SOS joined the open incident' : 'SOS escalated',
     );
+  }
+
+  /** DURESS_TEXT_CONTACTS: whether a duress incident that took this timer over texts the contacts (domain/incident.ts quietDuress). */
+  private duressTexts(): boolean {
+    return this.extras.duressTextsContacts !== false;
   }
 
   /**

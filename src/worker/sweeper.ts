@@ -76,8 +76,8 @@ export interface SweepSettings extends LeaseSettings {
    * then run them at least every onceEveryMs plus one tick; a sweep called by hand runs them.
    */
   onceEveryMs?: number;
-  /** crash repair of panic SOS texts left pending (app/panic.ts); should not throw (the sweep catches it if it does) */
-  panics?: { repair(limit: number, onError: (err: unknown, incidentId?: string) => void): Promise<number> };
+  /** crash repair of owed duress SOS and of panic SOS texts left pending (app/panic.ts); should not throw (the sweep catches it if it does) */
+  panics?: { repair(limit: number, onError: (err: unknown, about?: { incident?: string; timer?: string }) => void): Promise<number> };
 }
 
 export interface SweepReport {
@@ -320,12 +320,12 @@ export class Sweeper {
     }
     lease.moved();
 
-    // 3b. repair: panic SOS texts left pending by a request that died half-way
+    // 3b. repair: duress SOS owed and panic SOS texts left pending by a request that died half-way
     const { panics } = this.settings;
     if (panics) {
-      const failed = (err: unknown, incident?: string) => {
+      const failed = (err: unknown, about?: { incident?: string; timer?: string }) => {
         this.metrics.loopErrors.inc({ loop: 'sweep' });
-        this.log.error({ err, incident }, 'panic texts repair failed; left pending for the next tick');
+        this.log.error({ err, ...about }, 'panic repair (owed duress SOS or panic texts) failed; left pending for the next tick');
       };
       try {
         const n = await panics.repair(batchSize, failed);

@@ -189,3 +189,60 @@ describe.each(['before-all-clear', 'before-supersede', 'before-done'])('"I\'m sa
     }
   });
 });
+
+describe.each(['before-incident', 'before-mark'])('a duress "I\'m safe" killed %s (invariant 4)', (point) => {
+  const duressFixture = join(process.cwd(), 'test', 'fixtures', 'crash-duress.ts');
+  it('the restarted Vigil opens the owed silent SOS once: one duress incident, its text sent, the timer still a plain check-in', async () => {
+    const first = await startTestVigil({}, { manualTicks: true });
+    const dir = first.dataDir;
+    const user = `crash-pin-${point}`;
+    let timerId = '';
+    try {
+      const tok = first.token(user, { name: 'Mara' });
+      await first.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'A', phone: '+14155550120' }] });
+      expect((await first.api(tok, 'PUT', '/v1/me/duress', { pin: '4711' })).status).toBe(200);
+      timerId = (await first.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 })).body.timer.id as string;
+    } finally {
+      await first.stop({ keepData: true });
+    }
+    try {
+      const file = join(dir, 'vigil.db');
+      const r = spawnSync(process.execPath, ['--import', 'tsx', duressFixture, file, timerId, user, '4711', point], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(r.signal).toBe('SIGKILL');
+      expect(r.stdout).not.toContain('check-in finished');
+
+      const after = await SqliteStore.open({ file });
+      expect(await after.getTimer(timerId)).toMatchObject({ status: 'safe', duressPending: true });
+      expect((await after.listIncidents()).filter((i) => i.userId === user)).toHaveLength(point === 'before-incident' ? 0 : 1);
+      await after.close();
+
+      const carrier = new ConsoleCarrier({ info() {} });
+      const v = await startTestVigil({}, { carrier }, dir);
+      try {
+        const store = v.vigil.store;
+        await eventually(async () => (await store.getTimer(timerId))?.duressPending === undefined, 'the owed SOS opened');
+        const sent = await eventually(async () => {
+          const mine = (await store.listIncidents()).filter((i) => i.userId === user);
+          const ds = await store.deliveriesFor(mine.map((i) => i.id));
+          return ds.length === 1 && ds[0]?.status === 'sent' ? { mine, ds } : undefined;
+        }, 'the duress SOS text sent');
+        expect(sent.mine).toHaveLength(1);
+        expect(sent.mine[0]).toMatchObject({ sources: ['duress'], status: 'active' });
+        expect(sent.mine[0]?.id.startsWith('drs_')).toBe(true);
+        expect(carrier.outbox).toHaveLength(1);
+        // the phone's view: a plain check-in
+        const own = await v.api(v.token(user), 'GET', `/v1/timers/${timerId}`);
+        expect(own.body.timer.status).toBe('safe');
+        expect(own.body.timer.incidentId).toBeUndefined();
+        expect(JSON.stringify(own.body)).not.toMatch(/duress/i);
+      } finally {
+        await v.stop({ keepData: true });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -15,9 +15,8 @@ const PIN = '4711';
 const OTHER_PIN = '1234';
 /** headers that differ between any two answers, genuine or not */
 const PER_ANSWER_HEADERS = ['date', 'x-request-id', 'etag', 'ratelimit', 'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-reset'];
-/** fields that are ids or times */
-// `reference` is derived from the incident id (texts quote it), so it differs as ids do
-const ID_OR_TIME = /^(id|timerId|incidentId|reference|startedAt|expiresAt|resolvedAt|updatedAt|createdAt|deadline|serverTime)$/;
+/** fields that are ids or times (an incident's reference is derived from its id) */
+const ID_OR_TIME = /^(id|reference|timerId|incidentId|startedAt|expiresAt|resolvedAt|updatedAt|createdAt|deadline|serverTime)$/;
 
 function shape(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(shape);
@@ -205,6 +204,148 @@ describe('duress PIN', () => {
       }[];
       expect(list).toHaveLength(1);
       expect(list[0]).toMatchObject({ sources: ['duress'], status: 'active', deliveries: [] });
+    } finally {
+      await quiet.stop();
+    }
+  });
+
+  /** The store fails every write that would open the duress SOS, as a replica dying right after the check-in's write. */
+  function failOpeningSos(): { restore(): void; failed(): number } {
+    const store = t.vigil.store;
+    const real = store.raisePanic;
+    let failed = 0;
+    Object.assign(store, {
+      raisePanic: (...args: Parameters<typeof real>) => {
+        if (args[0].source !== 'duress') return real(...args);
+        failed++;
+        return Promise.reject(new Error('injected: the replica died after the check-in write'));
+      },
+    });
+    return { restore: () => void Object.assign(store, { raisePanic: real }), failed: () => failed };
+  }
+
+  for (const command of ['safe', 'cancel'] as const) {
+    it(`invariant 4: ${command} with the duress PIN whose SOS write fails after the check-in: the answer is the genuine one, the sweep's repair opens the SOS once, the phone sees nothing`, async () => {
+      const user = `owed-${command}`;
+      const tok = await person(user);
+      expect((await t.api(tok, 'PUT', '/v1/me/duress', { pin: PIN })).status).toBe(200);
+      const phone = await sockets.connect(t.url, tok);
+      const g = await arm(tok);
+      const genuine = await t.api(tok, 'POST', `/v1/timers/${g.id}/${command}`, { pin: OTHER_PIN }, { 'Idempotency-Key': `g-${user}` });
+      const seenBefore = phone.events.length;
+      const d = await arm(tok);
+      const fault = failOpeningSos();
+      let duress: ApiAnswer;
+      try {
+        duress = await t.api(tok, 'POST', `/v1/timers/${d.id}/${command}`, { pin: PIN }, { 'Idempotency-Key': `d-${user}` });
+      } finally {
+        fault.restore();
+      }
+      expect(fault.failed()).toBe(1);
+      expect(duress.status).toBe(genuine.status);
+      expect(headersOf(duress)).toEqual(headersOf(genuine));
+      expect(shape(duress.body)).toEqual(shape(genuine.body));
+      expect(await openOf(user)).toEqual([]);
+
+      // the owed SOS is on the timer, and nowhere the phone reads
+      expect((await t.vigil.store.getTimer(d.id))?.duressPending).toBe(true);
+      const own = await t.api(tok, 'GET', `/v1/timers/${d.id}`);
+      expect(shape(own.body.timer)).toEqual(shape(duress.body.timer));
+      expect(JSON.stringify((await t.api(tok, 'GET', '/v1/timers')).body)).not.toMatch(/duress/i);
+
+      const report = await t.vigil.sweeper.sweep();
+      expect(report.panicsRepaired).toBeGreaterThanOrEqual(1);
+      const [incident, ...more] = await openOf(user);
+      expect(more).toEqual([]);
+      expect(incident?.sources).toEqual(['duress']);
+      expect(incident?.id.startsWith('drs_')).toBe(true);
+      expect((await t.vigil.store.getTimer(d.id))?.duressPending).toBeUndefined();
+      await eventually(
+        async () => mod.named('sos.triggered').some((p) => (p.incident as { id: string }).id === incident?.id),
+        'sos.triggered to moderators',
+      );
+      await t.vigil.dispatcher.tick();
+      await eventually(async () => (await openOf(user))[0]?.deliveries.every((x) => x.status === 'sent'), 'the SOS text sent');
+      expect((await openOf(user))[0]?.deliveries).toHaveLength(1);
+
+      // a replay of the key and further sweeps open nothing more
+      const replay = await t.api(tok, 'POST', `/v1/timers/${d.id}/${command}`, { pin: PIN }, { 'Idempotency-Key': `d-${user}` });
+      expect(replay.status).toBe(200);
+      await t.vigil.sweeper.sweep();
+      expect((await openOf(user)).map((i) => i.id)).toEqual([incident?.id]);
+      expect((await openOf(user))[0]?.deliveries).toHaveLength(1);
+
+      const heard = phone.events.slice(seenBefore).map((e) => e.name);
+      expect(heard).toEqual(['timer.armed', command === 'safe' ? 'timer.safe' : 'timer.cancelled']);
+      expect(JSON.stringify(phone.events)).not.toContain(incident?.id ?? '');
+      expect(JSON.stringify((await t.api(tok, 'GET', '/v1/me/notifications')).body)).not.toContain(incident?.id ?? '');
+      expect((await t.api(t.token('mod', { admin: true }), 'POST', `/v1/admin/incidents/${incident?.id ?? ''}/resolve`)).status).toBe(200);
+    });
+  }
+
+  it('invariant 4: a replay of the same Idempotency-Key with the duress PIN opens the SOS its first request left owed (once)', async () => {
+    const user = 'owed-replay';
+    const tok = await person(user);
+    expect((await t.api(tok, 'PUT', '/v1/me/duress', { pin: PIN })).status).toBe(200);
+    const d = await arm(tok);
+    const fault = failOpeningSos();
+    let first: ApiAnswer;
+    try {
+      first = await t.api(tok, 'POST', `/v1/timers/${d.id}/safe`, { pin: PIN }, { 'Idempotency-Key': 'replay-1' });
+    } finally {
+      fault.restore();
+    }
+    expect(first.status).toBe(200);
+    expect(await openOf(user)).toEqual([]);
+    // no sweep in between: the replay itself opens it
+    const replay = await t.api(tok, 'POST', `/v1/timers/${d.id}/safe`, { pin: PIN }, { 'Idempotency-Key': 'replay-1' });
+    expect(replay.status).toBe(200);
+    expect(shape(replay.body)).toEqual(shape(first.body));
+    const [incident, ...more] = await openOf(user);
+    expect(more).toEqual([]);
+    expect(incident?.sources).toEqual(['duress']);
+    expect((await t.vigil.store.getTimer(d.id))?.duressPending).toBeUndefined();
+    await eventually(
+      async () => mod.named('sos.triggered').some((p) => (p.incident as { id: string }).id === incident?.id),
+      'sos.triggered to moderators',
+    );
+    await t.vigil.sweeper.sweep();
+    expect((await openOf(user)).map((i) => i.id)).toEqual([incident?.id]);
+    expect((await t.api(t.token('mod', { admin: true }), 'POST', `/v1/admin/incidents/${incident?.id ?? ''}/resolve`)).status).toBe(200);
+  });
+
+  it('DURESS_TEXT_CONTACTS=false also when the duress check-in took over a timer the sweep had just expired and the sweep completes its escalation: nobody is texted', async () => {
+    const quiet = await startTestVigil({ DURESS_TEXT_CONTACTS: 'false' }, { manualTicks: true });
+    try {
+      const store = quiet.vigil.store;
+      const tok = quiet.token('took-over', { name: 'took-over' });
+      expect((await quiet.api(tok, 'PUT', '/v1/me/contacts', { contacts })).status).toBe(200);
+      expect((await quiet.api(tok, 'PUT', '/v1/me/duress', { pin: PIN })).status).toBe(200);
+      const timer = (await quiet.api(tok, 'POST', '/v1/timers', { durationSeconds: 1 })).body.timer as { id: string; expiresAt: string };
+      await untilPast(timer.expiresAt);
+      // a sweep claimed the timer (expired, escalation pending) and has not escalated it yet
+      expect((await store.claimDueTimers(10, 1)).map((x) => x.id)).toEqual([timer.id]);
+      // the duress check-in takes it over; the request dies before it marks the escalation done
+      const real = store.markEscalated;
+      Object.assign(store, { markEscalated: () => Promise.reject(new Error('injected: the replica died')) });
+      try {
+        expect((await quiet.api(tok, 'POST', `/v1/timers/${timer.id}/safe`, { pin: PIN })).status).toBe(500);
+      } finally {
+        Object.assign(store, { markEscalated: real });
+      }
+      expect((await store.getTimer(timer.id))?.escalation).toBe('pending');
+      // the sweep completes the escalation: the duress incident it finds texts nobody
+      expect((await quiet.vigil.sweeper.sweep()).escalated).toBe(1);
+      await quiet.vigil.dispatcher.tick();
+      const list = (await quiet.api(quiet.token('mod', { admin: true }), 'GET', '/v1/admin/incidents')).body.incidents as {
+        id: string;
+        sources: string[];
+        deliveries: unknown[];
+      }[];
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatchObject({ sources: ['duress'], deliveries: [] });
+      expect(list[0]?.id.startsWith('drs_')).toBe(true);
+      expect(await store.getTimer(timer.id)).toMatchObject({ escalation: 'done', incidentId: list[0]?.id });
     } finally {
       await quiet.stop();
     }

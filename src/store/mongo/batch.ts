@@ -8,7 +8,7 @@
  */
 import type { Contact } from '../../domain/contact.js';
 import { newDelivery, type Delivery } from '../../domain/delivery.js';
-import type { Incident } from '../../domain/incident.js';
+import { quietDuress, type Incident } from '../../domain/incident.js';
 import type { ContactSettings } from '../../domain/locale.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { toContact, toContactSettings, toDelivery, toIncident } from './docs.js';
@@ -62,8 +62,9 @@ export async function escalateBatch(ctx: Ctx, items: EscalationItem[]): Promise<
     return d;
   };
 
-  const deliveries: DeliveryDoc[] = items.flatMap(({ timer, recipients }) => {
+  const deliveries: DeliveryDoc[] = items.flatMap(({ timer, recipients, duressTexts }) => {
     const incidentId = incidentOf(timer.id)._id;
+    if (quietDuress(duressTexts, incidentId, joined.has(timer.id))) return [];
     return recipients.map((r) =>
       newDeliveryDoc(
         { id: incidentId, userId: timer.userId },

@@ -33,6 +33,7 @@ export function toTimer(d: TimerDoc): Timer {
     traceparent: d.traceparent,
     meeting: meeting(d.meeting),
     warnedAt: d.warnedAt,
+    duressPending: d.duressPending ? true : undefined,
   });
 }
 

@@ -297,6 +297,8 @@ export class MongoStore implements Store {
   readonly raisePanic = this.op('raisePanic', safety.raisePanic);
   readonly pendingPanicTexts = this.op('pendingPanicTexts', safety.pendingPanicTexts);
   readonly markPanicTexted = this.op('markPanicTexted', safety.markPanicTexted);
+  readonly pendingDuress = this.op('pendingDuress', safety.pendingDuress);
+  readonly markDuressRaised = this.op('markDuressRaised', safety.markDuressRaised);
   readonly claimWarnings = this.op('claimWarnings', safety.claimWarnings);
   readonly addNotification = this.op('addNotification', safety.addNotification);
   readonly addNotifications = this.op('addNotifications', safety.addNotifications);

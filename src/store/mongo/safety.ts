@@ -8,7 +8,7 @@ import { Conflict } from '../../domain/errors.js';
 import { MAX_PANIC_NOTES, OPEN_INCIDENT, panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification } from '../../domain/notification.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
-import { LIVE } from '../../domain/timer.js';
+import { LIVE, type Timer } from '../../domain/timer.js';
 import type { WarningWindow } from '../../domain/warning.js';
 import { randomUUID } from 'node:crypto';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
@@ -50,7 +50,8 @@ async function panicOnce(ctx: Ctx, p: NewPanic): Promise<Exclude<PanicResult, { 
         .readConcern('majority')
         .lean<IncidentDoc>()
         .exec(),
-      ctx.m.timers.findOne({ liveUser: p.userId }).readConcern('majority').lean<TimerDoc>().exec(),
+      // a duress SOS never touches a live timer: the phone would see it expire (it may be a timer armed after the check-in)
+      p.source === 'duress' ? null : ctx.m.timers.findOne({ liveUser: p.userId }).readConcern('majority').lean<TimerDoc>().exec(),
     ]);
     if (current) {
       const src = p.source ?? 'panic';
@@ -153,6 +154,28 @@ export async function markPanicTexted(ctx: Ctx, incidentId: string): Promise<boo
   const d = await casOne(ctx, ctx.m.incidents, {
     filter: { _id: incidentId, panicTexts: 'pending' },
     update: (op) => ({ $set: { panicTexts: 'done', lastOp: op }, $currentDate: { updatedAt: true } }),
+  });
+  return d !== null;
+}
+
+export async function pendingDuress(ctx: Ctx, limit: number): Promise<Timer[]> {
+  if (noneWanted(limit)) return [];
+  const docs = await ctx.m.timers
+    .find({ duressPending: true })
+    .sort({ resolvedAt: 1, _id: 1 })
+    .limit(limit)
+    .batchSize(limit)
+    .readConcern('majority')
+    .lean<TimerDoc[]>()
+    .exec();
+  return docs.map(toTimer);
+}
+
+/** Unset, updatedAt untouched: the person's change feed must not show a write they cannot see. */
+export async function markDuressRaised(ctx: Ctx, timerId: string): Promise<boolean> {
+  const d = await casOne(ctx, ctx.m.timers, {
+    filter: { _id: timerId, duressPending: true },
+    update: (op) => ({ $set: { lastOp: op }, $unset: { duressPending: 1 } }),
   });
   return d !== null;
 }

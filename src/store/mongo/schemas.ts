@@ -159,6 +159,7 @@ function timerSchema(): Schema<TimerDoc> {
       traceparent: String,
       meeting: { type: meeting(), required: false },
       warnedAt: Date,
+      duressPending: Boolean,
       liveUser: String,
       idemScope: String,
       idemFingerprint: String,
@@ -180,6 +181,8 @@ function timerSchema(): Schema<TimerDoc> {
   s.index({ idemScope: 1 }, { name: 'idempotency_key', unique: true, sparse: true });
   // crash repair: expired timers whose escalation is pending, oldest deadline first
   s.index({ escalation: 1, expiresAt: 1 }, { name: 'escalation_pending' });
+  // crash repair: duress check-ins whose silent SOS is still owed (absent on every other timer)
+  s.index({ duressPending: 1, resolvedAt: 1 }, { name: 'duress_pending', sparse: true });
   return s;
 }
 

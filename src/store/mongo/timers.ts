@@ -12,7 +12,7 @@ import { retryLine } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { ALL_SHARDS, sweepSlot, type SweepShard } from '../../domain/sweep-shard.js';
 import { LIVE, type Timer, type TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, StateCounts } from '../port.js';
+import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, ResolveOptions, StateCounts } from '../port.js';
 import { claimBatch } from './claim.js';
 import { toTimer } from './docs.js';
 import { isDuplicateKey, isWriteConcernError } from './errors.js';
@@ -169,18 +169,31 @@ async function extendDoc(
   throw Conflict('extend_contended', 'the timer kept changing while it was being extended; retry');
 }
 
-/** CAS live → safe | cancelled. */
-export async function resolveTimer(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled'): Promise<Timer | null> {
-  const d = await resolveDoc(ctx, id, userId, to);
+/** CAS live → safe | cancelled; under duress the same single-document write records the owed SOS. */
+export async function resolveTimer(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  to: 'safe' | 'cancelled',
+  o?: ResolveOptions,
+): Promise<Timer | null> {
+  const d = await resolveDoc(ctx, id, userId, to, o);
   return d ? toTimer(d) : null;
 }
 
-async function resolveDoc(ctx: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', key?: CommandKey): Promise<TimerDoc | null> {
+async function resolveDoc(
+  ctx: Ctx,
+  id: string,
+  userId: string,
+  to: 'safe' | 'cancelled',
+  o: ResolveOptions = {},
+  key?: CommandKey,
+): Promise<TimerDoc | null> {
   const now = await ctx.now();
   return casOne(ctx, ctx.m.timers, {
     filter: { _id: id, userId, status: live, ...(key ? { 'cmdKeys.key': { $ne: key.key } } : {}) },
     update: (op) => ({
-      $set: { status: to, resolvedAt: now, lastOp: op },
+      $set: { status: to, resolvedAt: now, lastOp: op, ...(o.duress ? { duressPending: true } : {}) },
       $currentDate: { updatedAt: true },
       $unset: { liveUser: 1 },
       ...(key ? { $push: { cmdKeys: key } } : {}),
@@ -205,8 +218,9 @@ export function resolveTimerKeyed(
   userId: string,
   to: 'safe' | 'cancelled',
   idem: IdempotencyClaim,
+  o?: ResolveOptions,
 ): Promise<KeyedCommandResult> {
-  return keyed(ctx, userId, idem, (key) => resolveDoc(ctx, id, userId, to, key));
+  return keyed(ctx, userId, idem, (key) => resolveDoc(ctx, id, userId, to, o, key));
 }
 
 /**

@@ -12,6 +12,7 @@ import type { ContactSettings } from '../../domain/locale.js';
 import type { AttemptRecord, EscalationItem, EscalationResult } from '../port-batch.js';
 import { read, write } from './ctx.js';
 import { insertDeliveryRow, recordAttemptRow } from './deliveries.js';
+import { quietDuress } from '../../domain/incident.js';
 import { openIncidentRow } from './incidents.js';
 import { toContact, toContactSettings, toIncident, type ContactRow, type ContactSettingsRow, type IncidentRow } from './rows.js';
 import { markEscalatedRow } from './timers.js';
@@ -20,9 +21,9 @@ export const escalateBatch = write((c, items: EscalationItem[]): EscalationResul
   if (items.length === 0) return [];
   const run = c.db.transaction((): EscalationResult[] => {
     const now = c.clock();
-    return items.map(({ timer, fence, incidentId, recipients }) => {
+    return items.map(({ timer, fence, incidentId, recipients, duressTexts }) => {
       const { incident, created, joined } = openIncidentRow(c, timer, fence, incidentId, now);
-      for (const r of recipients)
+      for (const r of quietDuress(duressTexts, incident.id, joined) ? [] : recipients)
         insertDeliveryRow(
           c,
           { id: incident.id, userId: timer.userId },

@@ -34,6 +34,7 @@ export interface TimerRow {
   /** JSON Meeting */
   meeting: string | null;
   warned_at: number | null;
+  duress_pending: 1 | null;
 }
 
 export interface IncidentRow {
@@ -126,6 +127,7 @@ export function toTimer(r: TimerRow): Timer {
     traceparent: opt(r.traceparent),
     meeting: meeting(r.meeting),
     warnedAt: date(r.warned_at),
+    duressPending: r.duress_pending === 1 ? true : undefined,
   });
 }
 

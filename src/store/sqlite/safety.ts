@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_PANIC_NOTES, panicSlot, type Incident } from '../../domain/incident.js';
 import { warningNotification, type NewNotification, type Notification, type NotificationKind } from '../../domain/notification.js';
+import type { Timer } from '../../domain/timer.js';
 import type { WarningWindow } from '../../domain/warning.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import type { NewPanic, NotificationQuery, PanicKey, PanicResult, Warned } from '../port-safety.js';
@@ -62,7 +63,8 @@ export const raisePanic = write((c, p: NewPanic, idem?: PanicKey): PanicResult =
 });
 
 function panicOnce(c: Ctx, p: NewPanic, now: number): Exclude<PanicResult, { kind: 'replayed' | 'idempotency_mismatch' }> {
-  const live = c.st.liveTimerOfUser.get(p.userId) as TimerRow | undefined;
+  // a duress SOS never touches a live timer: the phone would see it expire (it may be a timer armed after the check-in)
+  const live = p.source === 'duress' ? undefined : (c.st.liveTimerOfUser.get(p.userId) as TimerRow | undefined);
   const open = c.st.incidentOpenOfUser.get(p.userId) as IncidentRow | undefined;
   if (open) {
     const added = c.st.incidentAddSource.get({ id: open.id, source: p.source ?? 'panic' }) as IncidentRow | undefined;
@@ -118,6 +120,10 @@ export const pendingPanicTexts = read((c, limit: number): Incident[] =>
 );
 
 export const markPanicTexted = write((c, incidentId: string): boolean => c.st.incidentPanicTexted.run(incidentId).changes === 1);
+
+export const pendingDuress = read((c, limit: number): Timer[] => (c.st.timersDuressPending.all(limit) as TimerRow[]).map(toTimer));
+
+export const markDuressRaised = write((c, timerId: string): boolean => c.st.timerDuressRaised.run(timerId).changes === 1);
 
 /** The warning stamps and their inbox entries in one transaction. */
 export const claimWarnings = write((c, limit: number, w: WarningWindow): Warned[] => {

@@ -220,6 +220,8 @@ export class SqliteStore implements Store {
   raisePanic = this.op('raisePanic', safety.raisePanic);
   pendingPanicTexts = this.op('pendingPanicTexts', safety.pendingPanicTexts);
   markPanicTexted = this.op('markPanicTexted', safety.markPanicTexted);
+  pendingDuress = this.op('pendingDuress', safety.pendingDuress);
+  markDuressRaised = this.op('markDuressRaised', safety.markDuressRaised);
   claimWarnings = this.op('claimWarnings', safety.claimWarnings);
   addNotification = this.op('addNotification', safety.addNotification);
   addNotifications = this.op('addNotifications', safety.addNotifications);

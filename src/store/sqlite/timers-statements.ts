@@ -27,7 +27,8 @@ export const TIMERS_SQL = Object.freeze({
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') AND expires_at > @now
       AND extensions < @maxExtensions AND (expires_at + @ms - started_at) <= @maxTotalMs
     RETURNING *`,
-  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = store_now()
+  // @duress: 1 records the silent SOS a duress check-in owes, in the same write (NULL: a genuine one)
+  timerResolve: `UPDATE timers SET status = @to, resolved_at = @now, updated_at = store_now(), duress_pending = @duress
     WHERE id = @id AND user_id = @userId AND status IN ('active','extended') RETURNING *`,
   // @due: now minus the grace after the deadline
   timersClaimDue: `UPDATE timers SET status = 'expired', escalation = 'pending', resolved_at = @now, updated_at = store_now(), expired_by_fence = @fence
@@ -42,6 +43,8 @@ export const TIMERS_SQL = Object.freeze({
     "SELECT * FROM timers WHERE escalation = 'pending' AND (@shards = 1 OR sweep_slot % @shards = @shard) ORDER BY expires_at LIMIT @limit",
   timerMarkEscalated:
     "UPDATE timers SET escalation = 'done', incident_id = ?, updated_at = store_now() WHERE id = ? AND escalation = 'pending'",
+  timersDuressPending: 'SELECT * FROM timers WHERE duress_pending = 1 ORDER BY resolved_at LIMIT ?',
+  timerDuressRaised: 'UPDATE timers SET duress_pending = NULL WHERE id = ? AND duress_pending = 1',
   timersPendingEscalationCount: "SELECT COUNT(*) AS n FROM timers WHERE escalation = 'pending'",
   // index-backed (timers_due, incidents by status): closed records are never counted
   timersLiveByStatus: "SELECT status, COUNT(*) AS n FROM timers WHERE status IN ('active','extended') GROUP BY status",

@@ -7,7 +7,7 @@ import { retryLine } from '../../domain/moderation.js';
 import { PAGE_SIZE } from '../../domain/paging.js';
 import { ALL_SHARDS, type SweepShard } from '../../domain/sweep-shard.js';
 import type { Timer, TimerStatus } from '../../domain/timer.js';
-import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, StateCounts } from '../port.js';
+import type { ArmResult, ChangedSince, IdempotencyClaim, KeyedCommandResult, NewTimer, ResolveOptions, StateCounts } from '../port.js';
 import { read, write, type Ctx } from './ctx.js';
 import { auditRow } from './moderation.js';
 import { timerInsertParams, toTimer, type TimerRow } from './rows.js';
@@ -71,9 +71,9 @@ function extendCas(c: Ctx, id: string, userId: string, seconds: number, caps: Ca
   );
 }
 
-/** The check-in / cancel CAS (also run under a key by resolveTimerKeyed). */
-function resolveCas(c: Ctx, id: string, userId: string, to: 'safe' | 'cancelled'): Timer | null {
-  return timerOrNull(c.st.timerResolve.get({ id, userId, to, now: c.clock() }));
+/** The check-in / cancel CAS (also run under a key by resolveTimerKeyed); under duress it records the owed SOS. */
+function resolveCas(c: Ctx, id: string, userId: string, to: 'safe' | 'cancelled', o: ResolveOptions = {}): Timer | null {
+  return timerOrNull(c.st.timerResolve.get({ id, userId, to, now: c.clock(), duress: o.duress ? 1 : null }));
 }
 
 /**
@@ -105,8 +105,8 @@ export const extendTimerKeyed = write(
 );
 
 export const resolveTimerKeyed = write(
-  (c, id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim): KeyedCommandResult =>
-    keyed(c, userId, idem, () => resolveCas(c, id, userId, to)),
+  (c, id: string, userId: string, to: 'safe' | 'cancelled', idem: IdempotencyClaim, o?: ResolveOptions): KeyedCommandResult =>
+    keyed(c, userId, idem, () => resolveCas(c, id, userId, to, o)),
 );
 
 export const claimDueTimers = write((c, limit: number, fence: number, graceMs: number = 0, shard: SweepShard = ALL_SHARDS): Timer[] => {
