@@ -32,6 +32,7 @@ import {
   Trail,
   TrailList,
   TwilioStatusCallback,
+  TwilioIncomingMessage,
   Notification,
   NotificationList,
 } from './schemas.js';
@@ -717,6 +718,36 @@ function paths(): Record<string, PathItem> {
         },
       },
     },
+    '/v1/replies/twilio': {
+      post: {
+        tags: ['carriers'],
+        operationId: 'twilioIncomingMessage',
+        summary: 'A reply from a contact (Twilio incoming-message webhook)',
+        description:
+          'Called by Twilio, not by clients, for each text sent to our number; signed like the receipts (`X-Twilio-Signature` ' +
+          'over TWILIO_INBOUND_URL and the form fields). YES/OK/1 acknowledges the open incident of each person who saved the ' +
+          'number (once per contact), or confirms the contact when none is open; STOP & co. opt the contact out; START/UNSTOP ' +
+          'make them pending again; HELP answers help (docs/sms.md, "Replies from contacts"). A well-signed request is always ' +
+          'answered 200 TwiML with a fixed text or an empty `<Response/>`; nothing of the reply is repeated.',
+        security: [],
+        parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
+        requestBody: {
+          required: true,
+          content: { 'application/x-www-form-urlencoded': { schema: ref('schemas', 'TwilioIncomingMessage') } },
+        },
+        responses: {
+          '200': {
+            description: 'TwiML: one `<Message>` with a fixed answer, or an empty `<Response/>`',
+            content: { 'text/xml': { schema: { type: 'string' } } },
+          },
+          '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
+          '413': ref('responses', 'PayloadTooLarge'),
+          '415': ref('responses', 'UnsupportedEncoding'),
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'Internal'),
+        },
+      },
+    },
     '/console': {
       get: {
         tags: ['ops'],
@@ -840,6 +871,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
     ['TwilioStatusCallback', TwilioStatusCallback],
+    ['TwilioIncomingMessage', TwilioIncomingMessage],
     ['Note', Note],
     ['NoteInput', NoteBody],
     ['AuditLine', AuditLine],

@@ -12,6 +12,7 @@ import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
 import type { ContactIdStore } from './port-contact-ids.js';
+import type { ReplyStore } from './port-replies.js';
 import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome, NewDelivery };
@@ -116,7 +117,7 @@ export interface StateCounts {
 }
 
 export interface Store
-  extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore, DuressStore {
+  extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore, DuressStore, ReplyStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */

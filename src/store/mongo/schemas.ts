@@ -211,6 +211,21 @@ function incidentSchema(): Schema<IncidentDoc> {
         type: [new Schema({ text: { type: String, required: true }, at: { type: Date, required: true } }, { _id: false })],
         default: undefined,
       },
+      // contacts who replied YES, once each (./replies.ts)
+      contactAcks: {
+        type: [
+          new Schema(
+            {
+              contactId: { type: String, required: true },
+              name: { type: String, required: true },
+              at: { type: Date, required: true },
+              messageSid: { type: String, required: true },
+            },
+            { _id: false },
+          ),
+        ],
+        default: undefined,
+      },
       sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
       redactedAt: Date,
@@ -310,7 +325,7 @@ function contactsSchema(): Schema<ContactsDoc> {
       lastOp: String,
     },
     { ...OPTIONS, collection: 'contacts' },
-  );
+  ).index({ 'contacts.phone': 1 }, { name: 'contacts_by_phone' }); // a reply is mapped to its contacts by number
 }
 
 function notificationSchema(): Schema<NotificationDoc> {

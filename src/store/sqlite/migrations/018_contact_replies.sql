@@ -1,0 +1,5 @@
+-- Version 18: replies from contacts (issue 37, item 2). Each incident keeps the contacts who
+-- answered "I'm on it" (YES), as a JSON array of {contactId, name, at (ms), messageSid}, once per
+-- contact; NULL: none. A reply is mapped to its contacts by number: index the number.
+ALTER TABLE incidents ADD COLUMN contact_acks TEXT;
+CREATE INDEX contacts_phone ON contacts (phone);
