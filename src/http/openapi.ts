@@ -740,6 +740,7 @@ function paths(): Record<string, PathItem> {
             description: 'TwiML: one `<Message>` with a fixed answer, or an empty `<Response/>`',
             content: { 'text/xml': { schema: { type: 'string' } } },
           },
+          '400': errorResponse('a body that cannot be read (a corrupt Content-Encoding)'),
           '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
           '413': ref('responses', 'PayloadTooLarge'),
           '415': ref('responses', 'UnsupportedEncoding'),

@@ -198,4 +198,34 @@ describe('replies from contacts', () => {
     await v.api(token(), 'POST', `/v1/timers/${s.timerId}/safe`);
     await dispatchRound(v);
   });
+
+  it("YES on a duress incident reaches moderators only: no inbox entry, nothing on the person's sockets", async () => {
+    const DEE = '+14155550504';
+    const tok = v.token('dora', { name: 'Dora' });
+    expect((await v.api(tok, 'PUT', '/v1/me/contacts', { contacts: [{ name: 'Dee', phone: DEE }] })).status).toBe(200);
+    expect((await v.api(tok, 'PUT', '/v1/me/duress', { pin: '4711' })).status).toBe(200);
+    const admin = await sockets.connect(v.url, v.token('mod2', { admin: true }));
+    const own = await sockets.connect(v.url, tok);
+    const t = await v.api(tok, 'POST', '/v1/timers', { durationSeconds: 600 });
+    expect(t.status).toBe(201);
+    expect((await v.api(tok, 'POST', `/v1/timers/${t.body.timer.id as string}/safe`, { pin: '4711' })).status).toBe(200);
+    const open = await eventually(() => v.vigil.store.openIncidentOf('dora'), 'the duress incident');
+    expect(open.sources).toContain('duress');
+
+    const r = await reply(form(DEE, 'yes'));
+    expect(r.text).toContain('Vigil has told the moderators you are on it');
+    await eventually(
+      () =>
+        Promise.resolve(
+          admin.named('incident.updated').find((e) => (e.incident as { id: string; contactAcks?: Ack[] }).contactAcks !== undefined),
+        ),
+      "the moderators' incident.updated",
+    );
+    expect((await v.vigil.store.getIncident(open.id))?.contactAcks?.map((a) => a.name)).toEqual(['Dee']);
+    const inbox = (await v.api(tok, 'GET', '/v1/me/notifications')).body as Inbox;
+    expect(inbox.notifications.filter((n) => n.kind === 'contact_acknowledged')).toEqual([]);
+    expect(own.named('incident.updated')).toEqual([]);
+    expect(own.named('notification.created').filter((n) => JSON.stringify(n).includes('contact_acknowledged'))).toEqual([]);
+    expect((await v.api(v.token('mod2', { admin: true }), 'POST', `/v1/admin/incidents/${open.id}/resolve`)).status).toBe(200);
+  });
 });
