@@ -61,8 +61,8 @@ export class ContactReplies {
         return 'opted_out';
       }
       case 'start':
-        // whether they had confirmed is not kept across an opt-out: they confirm again with YES
-        await this.store.setContactState(userId, contact.id, 'pending', ['opted_out']);
+        // back to where they stood: confirmed if they had confirmed before opting out, else pending
+        await this.store.optInContact(userId, contact.id);
         return 'opted_in';
       case 'help':
         return 'help';

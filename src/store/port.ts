@@ -276,6 +276,11 @@ export interface Store
    * the list keeps its state (the given `state` is ignored); a new one is `pending`.
    */
   replaceContacts(userId: string, contacts: Contact[], settings?: ContactSettings): Promise<Contact[]>;
-  /** CAS one contact's state from one of `from` to `to`; `null` when not on the list or in another state. */
+  /**
+   * CAS one contact's state from one of `from` to `to`; `null` when not on the list or in another state.
+   * Moving to `opted_out` remembers whether the contact was `confirmed` (for optInContact).
+   */
   setContactState(userId: string, contactId: string, to: ContactState, from: readonly ContactState[]): Promise<Contact | null>;
+  /** `opted_out` → `confirmed` if it was confirmed when it opted out, else `pending`; `null` when not opted out. */
+  optInContact(userId: string, contactId: string): Promise<Contact | null>;
 }

@@ -37,6 +37,36 @@ export function replyCases(ctx: ContractContext): void {
       expect((await store.contactsWithPhone(shared)).map((f) => f.userId)).toEqual([bob]);
     });
 
+    it('optInContact: back to confirmed when the contact opted out while confirmed, else pending; kept across a re-save', async () => {
+      const store = ctx.store();
+      const u = randomUUID();
+      const list = [
+        { id: 'c_conf', name: 'Con', phone: phone() },
+        { id: 'c_pend', name: 'Pen', phone: phone() },
+      ];
+      await store.replaceContacts(u, list);
+      await store.setContactState(u, 'c_conf', 'confirmed', ['pending']);
+      expect(await store.optInContact(u, 'c_conf')).toBeNull(); // not opted out
+      for (const c of list)
+        expect((await store.setContactState(u, c.id, 'opted_out', ['pending', 'confirmed', 'declined']))?.state).toBe('opted_out');
+      await store.replaceContacts(u, list); // a re-save keeps the state, and what it remembers
+      expect((await store.optInContact(u, 'c_conf'))?.state).toBe('confirmed');
+      expect((await store.optInContact(u, 'c_pend'))?.state).toBe('pending');
+      expect(await store.optInContact(u, 'c_pend')).toBeNull();
+      // opted out again from pending: START makes it pending, not what it was two opt-outs ago
+      await store.setContactState(u, 'c_conf', 'pending', ['confirmed']);
+      await store.setContactState(u, 'c_conf', 'opted_out', ['pending']);
+      expect((await store.optInContact(u, 'c_conf'))?.state).toBe('pending');
+      // removed and added again: starts over
+      await store.setContactState(u, 'c_conf', 'confirmed', ['pending']);
+      await store.setContactState(u, 'c_conf', 'opted_out', ['confirmed']);
+      await store.replaceContacts(u, [list[1]!]);
+      await store.replaceContacts(u, list);
+      expect((await store.getContacts(u)).map((c) => c.state)).toEqual(['pending', 'pending']);
+      expect(await store.optInContact(u, 'c_conf')).toBeNull();
+      expect(await store.optInContact(randomUUID(), 'c_conf')).toBeNull();
+    });
+
     it('addContactAck: once per contact and per message; shown on the incident; null once closed or unknown', async () => {
       const store = ctx.store();
       const { incident } = await openedIncident(store);

@@ -228,4 +228,13 @@ describe('replies from contacts', () => {
     expect(own.named('notification.created').filter((n) => JSON.stringify(n).includes('contact_acknowledged'))).toEqual([]);
     expect((await v.api(v.token('mod2', { admin: true }), 'POST', `/v1/admin/incidents/${open.id}/resolve`)).status).toBe(200);
   });
+
+  it('a confirmed contact who replies STOP then START is confirmed again', async () => {
+    expect((await states(token())).get('Ana')).toBe('confirmed');
+    await reply(form(ANA, 'STOP'));
+    expect((await states(token())).get('Ana')).toBe('opted_out');
+    const r = await reply(form(ANA, 'unstop'));
+    expect(r.text).toContain('You will get Vigil emergency texts again');
+    expect((await states(token())).get('Ana')).toBe('confirmed');
+  });
 });

@@ -268,6 +268,7 @@ export class MongoStore implements Store {
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
   readonly getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
   readonly setContactState = this.op('setContactState', contacts.setContactState);
+  readonly optInContact = this.op('optInContact', contacts.optInContact);
   readonly contactsWithPhone = this.op('contactsWithPhone', replies.contactsWithPhone);
   readonly addContactAck = this.op('addContactAck', replies.addContactAck);
 

@@ -97,6 +97,8 @@ export interface ContactsDoc {
   /** the user id */
   _id: string;
   contacts: Contact[];
+  /** contacts who opted out while confirmed: START confirms them again (not part of the contact as the API shows it) */
+  confirmedBefore?: string[];
   /** the person's defaults for their contacts' texts */
   language?: string;
   timeZone?: string;
@@ -319,6 +321,7 @@ function contactsSchema(): Schema<ContactsDoc> {
     {
       _id: { type: String, required: true },
       contacts: { type: [contact], required: true },
+      confirmedBefore: { type: [String], default: undefined },
       language: String,
       timeZone: String,
       updatedAt: { type: Date, required: true },

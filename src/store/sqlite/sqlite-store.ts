@@ -200,6 +200,7 @@ export class SqliteStore implements Store {
   replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
   getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
   setContactState = this.op('setContactState', contacts.setContactState);
+  optInContact = this.op('optInContact', contacts.optInContact);
   contactsWithPhone = this.op('contactsWithPhone', replies.contactsWithPhone);
   addContactAck = this.op('addContactAck', replies.addContactAck);
   // one write, so one transaction (./contact-ids.ts)
