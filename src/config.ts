@@ -166,6 +166,8 @@ export interface SmsConfig {
     authToken: string;
     from: string;
     statusCallbackUrl?: string;
+    /** the public URL of the replies webhook (TWILIO_INBOUND_URL) */
+    inboundUrl?: string;
     baseUrl?: string;
     timeoutMs: number;
     /** PEM file of the CAs its TLS connections trust (TWILIO_CA_BUNDLE) */
@@ -460,6 +462,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
               authToken: e.TWILIO_AUTH_TOKEN,
               from: e.TWILIO_FROM,
               statusCallbackUrl: e.TWILIO_STATUS_CALLBACK_URL,
+              inboundUrl: e.TWILIO_INBOUND_URL,
               baseUrl: e.TWILIO_BASE_URL,
               timeoutMs: e.TWILIO_TIMEOUT_MS,
               caBundleFile: e.TWILIO_CA_BUNDLE,

@@ -33,6 +33,8 @@ import { openapiDocument } from '../http/openapi.js';
 import { startMetricsListener } from '../http/metrics-endpoint.js';
 import { createRateLimits } from '../http/rate-limit.js';
 import { receiptRoutes } from '../http/routes/receipts.js';
+import { replyRoutes } from '../http/routes/replies.js';
+import { ContactReplies } from '../app/contact-replies.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { guardHandshakes } from '../realtime/handshakes.js';
@@ -190,6 +192,17 @@ export async function startServices(
           publicUrl: config.sms.twilio?.statusCallbackUrl,
           log,
           metrics,
+          bodyLimit: config.bodyLimit,
+        }),
+      },
+      {
+        path: '/v1/replies',
+        router: replyRoutes({
+          replies: new ContactReplies(store, contactIds, realtime.publisher, notifications),
+          authToken: config.sms.twilio?.authToken,
+          publicUrl: config.sms.twilio?.inboundUrl,
+          now: () => new Date(),
+          log,
           bodyLimit: config.bodyLimit,
         }),
       },

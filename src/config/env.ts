@@ -176,6 +176,11 @@ const sms = {
     'the **public** URL of `POST /v1/receipts/twilio` (signatures are computed over it); set → every text asks Twilio for receipts there',
     'no receipts',
   ),
+  TWILIO_INBOUND_URL: doc(
+    optStr.pipe(z.url().optional()),
+    "the **public** URL of `POST /v1/replies/twilio`, set as the number's incoming-message webhook in Twilio (signatures are computed over it)",
+    'replies refused',
+  ),
   TWILIO_BASE_URL: doc(
     optStr.pipe(z.url().optional()),
     'replaces `https://*.twilio.com` (an egress proxy; the fake in tests)',

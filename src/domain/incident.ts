@@ -1,4 +1,5 @@
 /** Incident rules. Pure. */
+import type { ContactAck } from './inbound-sms.js';
 import type { GeoPoint, Meeting } from './timer.js';
 
 export const INCIDENT_STATUSES = ['active', 'acknowledged', 'resolved', 'false_alarm'] as const;
@@ -80,6 +81,8 @@ export interface Incident {
   linkedTimers?: string[];
   /** what the person wrote with each panic press, oldest first (moderators; the first one is in the SOS text) */
   panicNotes?: PanicNote[];
+  /** contacts who replied YES ("I'm on it"), once each, oldest first; not the moderator's `acknowledgedBy` */
+  contactAcks?: ContactAck[];
   /** when retention removed its place, coordinates and display name (absent: not yet) */
   redactedAt?: Date;
 }

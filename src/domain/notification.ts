@@ -8,7 +8,14 @@ import type { Incident } from './incident.js';
 import type { Timer } from './timer.js';
 import { warningKey } from './warning.js';
 
-export const NOTIFICATION_KINDS = ['timer_warning', 'contacts_texted', 'incident_acknowledged', 'contact_unreachable'] as const;
+export const NOTIFICATION_KINDS = [
+  'timer_warning',
+  'contacts_texted',
+  'incident_acknowledged',
+  'contact_unreachable',
+  'contact_acknowledged',
+  'contact_opted_out',
+] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 export interface Notification {
@@ -102,5 +109,39 @@ export function contactUnreachableNotification(
         ? `${d.contactName}'s number has refused texts from Vigil (they replied STOP), so they will not get your SOS texts. Ask them to reply START, or add someone else.`
         : `The carrier says ${d.contactName}'s number cannot receive texts. Check the number, or add someone else.`,
     incidentId: d.incidentId,
+  };
+}
+
+/** A contact replied YES to the SOS of this incident (one entry per contact and incident). Names the contact, never their text. */
+export function contactAcknowledgedNotification(
+  i: Pick<Incident, 'id' | 'userId'>,
+  contact: { id: string; name: string },
+  id: string,
+): NewNotification {
+  return {
+    id,
+    userId: i.userId,
+    key: `contact_ack:${i.id}:${contact.id}`,
+    kind: 'contact_acknowledged',
+    title: `${contact.name} is on it`,
+    body: `${contact.name} answered your SOS text: they are on it.`,
+    incidentId: i.id,
+  };
+}
+
+/** A contact replied STOP (one entry per reply, keyed by its message id): they will get no more texts. */
+export function contactOptedOutNotification(
+  userId: string,
+  contact: { id: string; name: string },
+  messageSid: string,
+  id: string,
+): NewNotification {
+  return {
+    id,
+    userId,
+    key: `contact_opted_out:${contact.id}:${messageSid}`,
+    kind: 'contact_opted_out',
+    title: `${contact.name} stopped Vigil texts`,
+    body: `${contact.name} replied STOP, so they will not get your SOS texts. Ask them to reply START, or add someone else.`,
   };
 }

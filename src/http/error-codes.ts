@@ -25,7 +25,7 @@ export const HTTP_ERRORS = {
   malformed_json: { status: 400, meaning: 'the body is not valid JSON' },
   request_aborted: { status: 400, meaning: 'the client went away before its body arrived' },
   invalid_receipt: { status: 400, meaning: 'a Twilio receipt without `MessageSid` or `MessageStatus`' },
-  bad_signature: { status: 403, meaning: 'a Twilio receipt whose `X-Twilio-Signature` is missing or does not match' },
+  bad_signature: { status: 403, meaning: 'a Twilio webhook (receipt or reply) whose `X-Twilio-Signature` is missing or does not match' },
   not_found: { status: 404, meaning: 'a 404 raised below the routes (rare: an unknown path answers `route_not_found`)' },
   route_not_found: { status: 404, meaning: 'no such route' },
   request_timeout: { status: 408, meaning: 'the headers or the whole request did not arrive in time' },

@@ -32,6 +32,7 @@ import {
   Trail,
   TrailList,
   TwilioStatusCallback,
+  TwilioIncomingMessage,
   Notification,
   NotificationList,
 } from './schemas.js';
@@ -696,12 +697,7 @@ function paths(): Record<string, PathItem> {
           'Called by Twilio, not by clients. Authenticated by `X-Twilio-Signature` over the configured public URL and the form ' +
           'fields. Moves a delivery forward only (a late `sent` never overwrites `delivered`), and only while the message is the ' +
           "delivery's current one (not one sent before a resend); duplicates are ignored.",
-        security: [],
-        parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
-        requestBody: {
-          required: true,
-          content: { 'application/x-www-form-urlencoded': { schema: ref('schemas', 'TwilioStatusCallback') } },
-        },
+        ...twilioWebhook('TwilioStatusCallback'),
         responses: {
           '200': ok(
             'Accepted: `applied` moved the delivery forward; `kept`: no delivery has recorded that message (yet), the receipt is ' +
@@ -709,11 +705,29 @@ function paths(): Record<string, PathItem> {
             obj({ result: { type: 'string', enum: ['applied', 'kept', 'stale', 'ignored'] } }),
           ),
           '400': errorResponse('`invalid_receipt`: MessageSid or MessageStatus missing'),
-          '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
-          '413': ref('responses', 'PayloadTooLarge'),
-          '415': ref('responses', 'UnsupportedEncoding'),
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'Internal'),
+          ...twilioWebhookErrors(),
+        },
+      },
+    },
+    '/v1/replies/twilio': {
+      post: {
+        tags: ['carriers'],
+        operationId: 'twilioIncomingMessage',
+        summary: 'A reply from a contact (Twilio incoming-message webhook)',
+        description:
+          'Called by Twilio, not by clients, for each text sent to our number; signed like the receipts (`X-Twilio-Signature` ' +
+          'over TWILIO_INBOUND_URL and the form fields). YES/OK/1 acknowledges the open incident of each person who saved the ' +
+          'number (once per contact), or confirms the contact when none is open; STOP & co. opt the contact out; START/UNSTOP ' +
+          'make them confirmed again if they had confirmed, else pending; HELP answers help (docs/sms.md, "Replies from contacts"). A well-signed request is always ' +
+          'answered 200 TwiML with a fixed text or an empty `<Response/>`; nothing of the reply is repeated.',
+        ...twilioWebhook('TwilioIncomingMessage'),
+        responses: {
+          '200': {
+            description: 'TwiML: one `<Message>` with a fixed answer, or an empty `<Response/>`',
+            content: { 'text/xml': { schema: { type: 'string' } } },
+          },
+          '400': errorResponse('a body that cannot be read (a corrupt Content-Encoding)'),
+          ...twilioWebhookErrors(),
         },
       },
     },
@@ -840,6 +854,7 @@ function schemas(limits: TimerLimits): Record<string, Json> {
     ['ContactsInput', ContactsBody],
     ['Readiness', Readiness],
     ['TwilioStatusCallback', TwilioStatusCallback],
+    ['TwilioIncomingMessage', TwilioIncomingMessage],
     ['Note', Note],
     ['NoteInput', NoteBody],
     ['AuditLine', AuditLine],
@@ -856,6 +871,25 @@ function schemas(limits: TimerLimits): Record<string, Json> {
   for (const [id, schema] of named) registry.add(schema, { id });
   const { schemas: out } = z.toJSONSchema(registry, { ...generate, uri: (id) => `#/components/schemas/${id}` });
   return Object.fromEntries(Object.entries(out).map(([id, js]) => [id, schemaObject(js)]));
+}
+
+/** What every webhook Twilio calls shares: no bearer token, the signature header, the posted form. */
+function twilioWebhook(schema: string) {
+  return {
+    security: [],
+    parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
+    requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('schemas', schema) } } },
+  };
+}
+
+function twilioWebhookErrors() {
+  return {
+    '403': errorResponse('`bad_signature`: X-Twilio-Signature is missing or does not match'),
+    '413': ref('responses', 'PayloadTooLarge'),
+    '415': ref('responses', 'UnsupportedEncoding'),
+    '429': ref('responses', 'RateLimited'),
+    '500': ref('responses', 'Internal'),
+  };
 }
 
 function errorResponse(description: string, extraHeaders: Json = {}) {

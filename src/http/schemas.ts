@@ -127,6 +127,13 @@ export const Incident = z.object({
     .array(z.object({ text: z.string(), at: at('when the press was made') }))
     .meta({ description: 'what the person wrote with each panic press, oldest first' })
     .optional(),
+  contactAcks: z
+    .array(z.object({ contactId: z.string(), name: z.string(), at: at('when the reply arrived') }))
+    .meta({
+      description:
+        'contacts who replied YES ("I\'m on it") to their SOS text, once each, oldest first; not the moderator\'s acknowledgement',
+    })
+    .optional(),
   redactedAt: at('when retention removed its place, coordinates and display name').optional(),
 });
 
@@ -215,6 +222,14 @@ export const TwilioStatusCallback = z.object({
   MessageStatus: z.enum(['queued', 'accepted', 'scheduled', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled', 'read']),
   AccountSid: z.string().optional(),
   ErrorCode: z.string().optional(),
+});
+
+export const TwilioIncomingMessage = z.object({
+  From: z.string().meta({ description: 'the E.164 number that sent the reply' }),
+  To: z.string().meta({ description: 'our number it was sent to' }),
+  Body: z.string().meta({ description: 'the text; read for its keyword only, never stored, logged or repeated' }).optional(),
+  MessageSid: z.string(),
+  AccountSid: z.string().optional(),
 });
 
 export const ErrorBody = z.object({

@@ -80,6 +80,12 @@ export function incidentEvent(i: Incident): VigilEvent {
   return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, ...incidentPayloads(eventId, i) };
 }
 
+/** A contact replied YES on the incident: one fact per contact (the status-keyed `incidentEvent` id would dedupe it away). */
+export function contactAckEvent(i: Incident, contactId: string): VigilEvent {
+  const eventId = `incident.updated:${i.id}:contact_ack:${contactId}`;
+  return { name: 'incident.updated', eventId, userId: i.userId, toAdmins: true, ...incidentPayloads(eventId, i) };
+}
+
 export function deliveryEvent(d: Delivery, maskPhone: (p: string) => string): VigilEvent {
   // a resent delivery goes through the same states again: the resend count keeps those facts distinct
   const eventId = `delivery.updated:${d.key}:${d.status}:${d.attempts}${d.resends ? `:r${d.resends}` : ''}`;

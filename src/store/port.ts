@@ -12,6 +12,7 @@ import type { SweepShard } from '../domain/sweep-shard.js';
 import type { GeoPoint, Meeting, Timer, TimerStatus } from '../domain/timer.js';
 import type { BatchStore, DeliveryOutcome } from './port-batch.js';
 import type { ContactIdStore } from './port-contact-ids.js';
+import type { ReplyStore } from './port-replies.js';
 import type { LocationStore } from './port-location.js';
 
 export type { DeliveryOutcome, NewDelivery };
@@ -122,7 +123,7 @@ export interface StateCounts {
 }
 
 export interface Store
-  extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore, DuressStore {
+  extends BatchStore, LocationStore, SafetyStore, ModerationStore, ContactIdStore, TokenStore, PersonalDataStore, DuressStore, ReplyStore {
   /** The store's clock; everything due is decided against it. */
   now(): Promise<Date>;
   /** Readiness of the underlying connection. */
@@ -287,6 +288,11 @@ export interface Store
    * the list keeps its state (the given `state` is ignored); a new one is `pending`.
    */
   replaceContacts(userId: string, contacts: Contact[], settings?: ContactSettings): Promise<Contact[]>;
-  /** CAS one contact's state from one of `from` to `to`; `null` when not on the list or in another state. */
+  /**
+   * CAS one contact's state from one of `from` to `to`; `null` when not on the list or in another state.
+   * Moving to `opted_out` remembers whether the contact was `confirmed` (for optInContact).
+   */
   setContactState(userId: string, contactId: string, to: ContactState, from: readonly ContactState[]): Promise<Contact | null>;
+  /** `opted_out` → `confirmed` if it was confirmed when it opted out, else `pending`; `null` when not opted out. */
+  optInContact(userId: string, contactId: string): Promise<Contact | null>;
 }

@@ -68,6 +68,8 @@ export function incidentView(i: Incident, phone: PhoneShown = fullPhone) {
     linkedTimerIds: i.linkedTimers,
     // the person's own words with each panic press
     panicNotes: i.panicNotes?.map((n) => ({ text: n.text, at: iso(n.at) })),
+    // contacts who replied YES ("I'm on it"); the message id stays with the store
+    contactAcks: i.contactAcks?.map((a) => ({ contactId: a.contactId, name: a.name, at: iso(a.at) })),
     redactedAt: iso(i.redactedAt),
   };
 }

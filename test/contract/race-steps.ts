@@ -85,6 +85,19 @@ export const raceSteps = {
   /** a carrier receipt for message `pid`; answers what it did (applied, kept, stale) */
   applyReceipt: async (store: Store, a: { pid: string; to: ReceiptStatus }): Promise<ReceiptOutcome['result']> =>
     (await store.applyReceipt(a.pid, a.to, receiptFrom(a.to))).result,
+  /** a contact's YES on an incident; answers whether it was added (null: the incident is not open) */
+  addContactAck: async (
+    store: Store,
+    a: { incidentId: string; contactId: string; name: string; atMs: number; messageSid: string },
+  ): Promise<boolean | null> => {
+    const out = await store.addContactAck(a.incidentId, {
+      contactId: a.contactId,
+      name: a.name,
+      at: new Date(a.atMs),
+      messageSid: a.messageSid,
+    });
+    return out === null ? null : out.added;
+  },
   /** a dispatcher's claim; answers the keys it leased */
   claimDeliveries: async (store: Store, a: { limit: number; leaseMs: number }): Promise<string[]> =>
     (await store.claimDeliveries(a.limit, a.leaseMs)).map((d) => d.key),

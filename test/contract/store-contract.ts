@@ -27,6 +27,7 @@ import { outboxCases } from './store-contract-outbox.js';
 import { personalCases } from './store-contract-personal.js';
 import { raceCases } from './store-contract-races.js';
 import { receiptCases } from './store-contract-receipts.js';
+import { replyCases } from './store-contract-replies.js';
 import { safetyCases } from './store-contract-safety.js';
 import { sosCases } from './store-contract-sos.js';
 import { timerCases } from './store-contract-timers.js';
@@ -107,6 +108,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
     contactIdCases(ctx);
     tokenCases(ctx);
     duressCases(ctx);
+    replyCases(ctx);
 
     // runs after collection, when every case has consumed its skip entry
     if (opts.skip) it('every entry of the skip list names a case', () => expect([...skips.keys()]).toEqual([]));

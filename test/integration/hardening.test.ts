@@ -64,7 +64,7 @@ const errorsLogged = () => lines.map((l) => JSON.parse(l) as { level: number; ms
 describe('client mistakes are 4xx, never 500', () => {
   const corrupt = Buffer.from('this is not compressed at all, not even a little');
   for (const encoding of ['gzip', 'deflate', 'br']) {
-    it(`a corrupt ${encoding} body is 400 on the API and on the Twilio receipt webhook`, async () => {
+    it(`a corrupt ${encoding} body is 400 on the API and on the Twilio webhooks (receipts, replies)`, async () => {
       const api = await raw(v.url, {
         method: 'POST',
         path: '/v1/timers',
@@ -72,13 +72,15 @@ describe('client mistakes are 4xx, never 500', () => {
         body: corrupt,
       });
       expectErrorShape(api, 400);
-      const receipt = await raw(v.url, {
-        method: 'POST',
-        path: '/v1/receipts/twilio',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': encoding },
-        body: corrupt,
-      });
-      expectErrorShape(receipt, 400);
+      for (const path of ['/v1/receipts/twilio', '/v1/replies/twilio']) {
+        const hook = await raw(v.url, {
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': encoding },
+          body: corrupt,
+        });
+        expectErrorShape(hook, 400);
+      }
     });
   }
 

@@ -9,6 +9,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERIES_SQL } from '../../src/store/sqlite/deliveries-statements.js';
+import { REPLIES_SQL } from '../../src/store/sqlite/replies-statements.js';
 import { SAFETY_SQL } from '../../src/store/sqlite/safety-statements.js';
 import { TIMERS_SQL } from '../../src/store/sqlite/timers-statements.js';
 import { tempSqliteStore, type TempSqliteStore } from '../helpers/sqlite-store.js';
@@ -52,4 +53,20 @@ describe('SQLite claim statements read O(batch) rows, not the whole backlog', ()
       expect(steps.join(' | ')).not.toMatch(/MULTI-INDEX OR/);
     });
   }
+});
+
+describe('a reply finds its contacts by number through an index, never a scan', () => {
+  it('contactsWithPhone searches contacts_phone', () => {
+    const steps = db
+      .prepare(`EXPLAIN QUERY PLAN ${REPLIES_SQL.contactsWithPhone}`)
+      .all('+14155550100')
+      .map((r) => (r as { detail: string }).detail);
+    expect(steps.join(' | ')).toMatch(/^SEARCH contacts USING INDEX contacts_phone \(phone=\?\)/);
+  });
+  it('the acknowledgement finds its incident by primary key', () => {
+    const steps = outerSteps(REPLIES_SQL.incidentAddContactAck);
+    expect(steps.filter((d) => / incidents\b/.test(d))[0]).toMatch(
+      /^SEARCH incidents USING INDEX sqlite_autoindex_incidents_1 \(id=\?\)$|^SEARCH incidents USING INTEGER PRIMARY KEY/,
+    );
+  });
 });

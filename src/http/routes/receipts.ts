@@ -9,13 +9,14 @@
  * the store and applied when that attempt is recorded. Every case is answered 200, so Twilio
  * does not retry it. Nothing here logs a body, a number or the signature.
  */
-import express, { Router } from 'express';
+import { Router } from 'express';
 import { receiptFrom } from '../../domain/delivery.js';
 import { maskPhone } from '../../domain/messages.js';
 import { deliveryEvent, type EventPublisher } from '../../realtime/events.js';
-import { parseTwilioReceipt, twilioFormParams, validTwilioSignature } from '../../sms/twilio-receipts.js';
+import { parseTwilioReceipt, twilioFormParams } from '../../sms/twilio-receipts.js';
 import type { ReceiptOutcome, Store } from '../../store/port.js';
 import { sendError } from '../errors.js';
+import { signedByTwilio, twilioForm } from '../twilio-signature.js';
 
 /** `applied`, `kept`, `stale`: what the store did (ReceiptOutcome); `ignored`: an intermediate status, not recorded */
 export type ReceiptResult = ReceiptOutcome['result'] | 'ignored';
@@ -40,21 +41,14 @@ export interface ReceiptDeps {
  */
 export function receiptRoutes(d: ReceiptDeps): Router {
   const r = Router();
-  r.use(express.urlencoded({ extended: false, limit: d.bodyLimit ?? '16kb', parameterLimit: 100 }));
+  r.use(twilioForm(d.bodyLimit));
 
   r.post('/twilio', async (req, res) => {
     const params = twilioFormParams(req.body);
     const receipt = parseTwilioReceipt(params);
-    if (!validTwilioSignature(d.authToken, req.header('x-twilio-signature'), d.publicUrl, params)) {
+    if (!signedByTwilio(req, res, params, { ...d, what: 'receipt', urlSetting: 'TWILIO_STATUS_CALLBACK_URL' })) {
       d.metrics?.smsReceipts.inc({ status: receipt.statusLabel, result: 'bad_signature' });
-      const configured = d.authToken !== undefined && d.publicUrl !== undefined;
-      d.log.warn(
-        { reqId: req.requestId, carrier: 'twilio', configured },
-        configured
-          ? 'receipt refused: bad or missing X-Twilio-Signature'
-          : 'receipt refused: TWILIO_AUTH_TOKEN / TWILIO_STATUS_CALLBACK_URL not set',
-      );
-      return sendError(res, 403, 'bad_signature', 'the X-Twilio-Signature header does not match this request');
+      return;
     }
     if (receipt.sid === undefined || receipt.status === '') {
       return sendError(res, 400, 'invalid_receipt', 'MessageSid and MessageStatus are required');

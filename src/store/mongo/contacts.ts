@@ -27,14 +27,17 @@ export async function getContactSettings(ctx: Ctx, userId: string): Promise<Cont
 async function rewrite(
   ctx: Ctx,
   userId: string,
-  next: (cur: ContactsDoc | null) => { contacts: Contact[]; settings?: ContactSettings } | null,
+  next: (cur: ContactsDoc | null) => { contacts: Contact[]; settings?: ContactSettings; confirmedBefore?: string[] } | null,
 ): Promise<ContactsDoc | null> {
   for (let i = 0; i < CAS_TRIES; i++) {
     const cur = await ctx.m.contacts.findById(userId).lean<ContactsDoc>().exec();
     const want = next(cur);
     if (!want) return null;
     const now = await ctx.now();
-    const set = { contacts: want.contacts.map(toContact), updatedAt: now, ...(want.settings ?? {}) };
+    // ids still on the list only: one removed and added again starts over
+    const onList = new Set(want.contacts.map((c) => c.id));
+    const confirmedBefore = (want.confirmedBefore ?? cur?.confirmedBefore ?? []).filter((id) => onList.has(id));
+    const set = { contacts: want.contacts.map(toContact), confirmedBefore, updatedAt: now, ...(want.settings ?? {}) };
     const unset = want.settings
       ? { ...(want.settings.language ? {} : { language: 1 }), ...(want.settings.timeZone ? {} : { timeZone: 1 }) }
       : {};
@@ -74,10 +77,32 @@ export async function setContactState(
     const list = (cur?.contacts ?? []).map(toContact);
     const hit = list.find((c) => c.id === contactId);
     if (!hit || !from.includes(hit.state ?? 'pending')) return null;
+    const others = (cur?.confirmedBefore ?? []).filter((id) => id !== contactId);
     return {
       contacts: list.map((c) => (c.id === contactId ? { ...c, state: to } : c)),
       settings: toContactSettings(cur),
+      // an opt-out remembers whether the contact had confirmed
+      confirmedBefore: to === 'opted_out' && hit.state === 'confirmed' ? [...others, contactId] : others,
     };
   });
   return d?.contacts.map(toContact).find((c) => c.id === contactId) ?? null;
+}
+
+/** opted_out → confirmed when it had confirmed before opting out, else pending. */
+export async function optInContact(ctx: Ctx, userId: string, contactId: string): Promise<Contact | null> {
+  let moved = false;
+  const d = await rewrite(ctx, userId, (cur) => {
+    const list = (cur?.contacts ?? []).map(toContact);
+    const hit = list.find((c) => c.id === contactId);
+    moved = hit?.state === 'opted_out';
+    if (!moved) return null;
+    const before = cur?.confirmedBefore ?? [];
+    const to = before.includes(contactId) ? 'confirmed' : 'pending';
+    return {
+      contacts: list.map((c) => (c.id === contactId ? { ...c, state: to } : c)),
+      settings: toContactSettings(cur),
+      confirmedBefore: before.filter((id) => id !== contactId),
+    };
+  });
+  return moved ? (d?.contacts.map(toContact).find((c) => c.id === contactId) ?? null) : null;
 }

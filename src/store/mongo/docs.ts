@@ -60,6 +60,10 @@ export function toIncident(d: IncidentDoc): Incident {
     sources: d.sources && d.sources.length > 0 ? [...d.sources] : undefined,
     linkedTimers: d.linkedTimers && d.linkedTimers.length > 0 ? [...d.linkedTimers] : undefined,
     panicNotes: d.panicNotes && d.panicNotes.length > 0 ? d.panicNotes.map((n) => ({ text: n.text, at: n.at })) : undefined,
+    contactAcks:
+      d.contactAcks && d.contactAcks.length > 0
+        ? d.contactAcks.map((a) => ({ contactId: a.contactId, name: a.name, at: a.at, messageSid: a.messageSid }))
+        : undefined,
     redactedAt: d.redactedAt,
   });
 }

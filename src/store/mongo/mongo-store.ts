@@ -25,6 +25,7 @@ import { makeModels } from './schemas.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
 import * as duress from './duress.js';
+import * as replies from './replies.js';
 import { FERRETDB_UPDATES_PER_COMMAND, type Ctx, type WriteConcern } from './writes.js';
 
 export interface MongoStoreOptions {
@@ -267,6 +268,9 @@ export class MongoStore implements Store {
   readonly replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
   readonly getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
   readonly setContactState = this.op('setContactState', contacts.setContactState);
+  readonly optInContact = this.op('optInContact', contacts.optInContact);
+  readonly contactsWithPhone = this.op('contactsWithPhone', replies.contactsWithPhone);
+  readonly addContactAck = this.op('addContactAck', replies.addContactAck);
 
   /**
    * Many operations, each bounded by the server's maxTimeMS: the whole is not held to

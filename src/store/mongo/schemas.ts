@@ -97,6 +97,8 @@ export interface ContactsDoc {
   /** the user id */
   _id: string;
   contacts: Contact[];
+  /** contacts who opted out while confirmed: START confirms them again (not part of the contact as the API shows it) */
+  confirmedBefore?: string[];
   /** the person's defaults for their contacts' texts */
   language?: string;
   timeZone?: string;
@@ -214,6 +216,21 @@ function incidentSchema(): Schema<IncidentDoc> {
         type: [new Schema({ text: { type: String, required: true }, at: { type: Date, required: true } }, { _id: false })],
         default: undefined,
       },
+      // contacts who replied YES, once each (./replies.ts)
+      contactAcks: {
+        type: [
+          new Schema(
+            {
+              contactId: { type: String, required: true },
+              name: { type: String, required: true },
+              at: { type: Date, required: true },
+              messageSid: { type: String, required: true },
+            },
+            { _id: false },
+          ),
+        ],
+        default: undefined,
+      },
       sosKeys: { type: [commandKey()], default: undefined },
       lastOp: String,
       redactedAt: Date,
@@ -307,13 +324,14 @@ function contactsSchema(): Schema<ContactsDoc> {
     {
       _id: { type: String, required: true },
       contacts: { type: [contact], required: true },
+      confirmedBefore: { type: [String], default: undefined },
       language: String,
       timeZone: String,
       updatedAt: { type: Date, required: true },
       lastOp: String,
     },
     { ...OPTIONS, collection: 'contacts' },
-  );
+  ).index({ 'contacts.phone': 1 }, { name: 'contacts_by_phone' }); // a reply is mapped to its contacts by number
 }
 
 function notificationSchema(): Schema<NotificationDoc> {

@@ -16,9 +16,14 @@ export const getContactSettings = read((c, userId: string): ContactSettings =>
 export const replaceContacts = write((c, userId: string, contacts: Contact[], settings: ContactSettings = {}): Contact[] => {
   c.db
     .transaction(() => {
-      const kept = new Map((c.st.contactStatesOf.all(userId) as { id: string; state: ContactState }[]).map((r) => [r.id, r.state]));
+      const kept = new Map(
+        (c.st.contactStatesOf.all(userId) as { id: string; state: ContactState; confirmed_before: number }[]).map((r) => [r.id, r]),
+      );
       c.st.contactsDelete.run(userId);
-      contacts.forEach((x, i) => c.st.contactInsert.run(userId, i, x.id, x.name, x.phone, x.language ?? null, kept.get(x.id) ?? 'pending'));
+      contacts.forEach((x, i) => {
+        const k = kept.get(x.id);
+        c.st.contactInsert.run(userId, i, x.id, x.name, x.phone, x.language ?? null, k?.state ?? 'pending', k?.confirmed_before ?? 0);
+      });
       c.st.contactSettingsPut.run({ userId, language: settings.language ?? null, timeZone: settings.timeZone ?? null });
     })
     .immediate();
@@ -31,3 +36,8 @@ export const setContactState = write(
     return row ? toContact(row) : null;
   },
 );
+
+export const optInContact = write((c, userId: string, contactId: string): Contact | null => {
+  const row = c.st.contactOptIn.get({ userId, id: contactId }) as ContactRow | undefined;
+  return row ? toContact(row) : null;
+});

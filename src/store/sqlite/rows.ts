@@ -63,6 +63,8 @@ export interface IncidentRow {
   linked_timers: string | null;
   /** JSON array of {text, at}; NULL: none */
   panic_notes: string | null;
+  /** JSON array of {contactId, name, at, messageSid}; NULL: none (version 18) */
+  contact_acks?: string | null;
   redacted_at: number | null;
 }
 
@@ -157,6 +159,13 @@ export function toIncident(r: IncidentRow): Incident {
       r.panic_notes === null
         ? undefined
         : (JSON.parse(r.panic_notes) as { text: string; at: number }[]).map((n) => ({ text: n.text, at: new Date(n.at) })),
+    contactAcks:
+      r.contact_acks === null || r.contact_acks === undefined
+        ? undefined
+        : (JSON.parse(r.contact_acks) as { contactId: string; name: string; at: number; messageSid: string }[]).map((a) => ({
+            ...a,
+            at: new Date(a.at),
+          })),
     redactedAt: date(r.redacted_at),
   });
 }

@@ -28,6 +28,7 @@ import { prepareAll } from './statements.js';
 import * as timers from './timers.js';
 import * as tokens from './tokens.js';
 import * as duress from './duress.js';
+import * as replies from './replies.js';
 import { WriteGate, type WriteGateStats } from './write-gate.js';
 
 export interface SqliteOptions {
@@ -199,6 +200,9 @@ export class SqliteStore implements Store {
   replaceContacts = this.op('replaceContacts', contacts.replaceContacts);
   getContactSettings = this.op('getContactSettings', contacts.getContactSettings);
   setContactState = this.op('setContactState', contacts.setContactState);
+  optInContact = this.op('optInContact', contacts.optInContact);
+  contactsWithPhone = this.op('contactsWithPhone', replies.contactsWithPhone);
+  addContactAck = this.op('addContactAck', replies.addContactAck);
   // one write, so one transaction (./contact-ids.ts)
   rekeyContactIds = this.op('rekeyContactIds', contactIds.rekeyContactIds);
 

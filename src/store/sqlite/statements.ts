@@ -17,6 +17,7 @@ import { SAFETY_SQL } from './safety-statements.js';
 import { TIMERS_SQL } from './timers-statements.js';
 import { TOKENS_SQL } from './tokens-statements.js';
 import { DURESS_SQL } from './duress-statements.js';
+import { REPLIES_SQL } from './replies-statements.js';
 
 /** the store's own: readiness */
 const STORE_SQL = Object.freeze({ ping: 'SELECT 1 AS ok' });
@@ -35,6 +36,7 @@ const AREAS = [
   TOKENS_SQL,
   PERSONAL_SQL,
   DURESS_SQL,
+  REPLIES_SQL,
 ] as const;
 
 /** every statement's name: the keys of each area's table (distributed over the union of the tables) */
