@@ -15,6 +15,15 @@ async function personWithHistory(store: Store, userId: string) {
   const { timer: sosTimer, incident } = await openedIncident(store, { userId, displayName: 'Rita R' });
   await store.addDeliveries(incident, newDeliveries(incident.id, 2));
   await store.markEscalated(sosTimer.id, incident.id);
+  // a contact answered YES while it was open: the acknowledgement names them
+  expect(
+    await store.addContactAck(incident.id, {
+      contactId: 'c_bob',
+      name: 'Bob Brother',
+      at: await store.now(),
+      messageSid: `SM${randomUUID()}`,
+    }),
+  ).not.toBeNull();
   await store.transitionIncident(incident.id, ['active'], 'resolved', 'mod-ann', { audit: true });
   const keyed = await store.armTimer(await newTimer(store, { userId, locationName: 'Blue Bottle' }), {
     key: `k-${randomUUID()}`,
@@ -134,6 +143,8 @@ export function personalCases(ctx: ContractContext): void {
       const kept = await store.getIncident(h.incident.id);
       expect(kept).toMatchObject({ userId: pseudonym, status: 'resolved' });
       expect(kept?.displayName).toBeUndefined();
+      // and without the names of the contacts who acknowledged
+      expect(kept?.contactAcks).toBeUndefined();
       expect((await store.deliveriesFor([h.incident.id])).map((d) => d.userId)).toEqual([pseudonym, pseudonym]);
       // the audit names only the pseudonym: in `person`, in `target` and in a revocation's id
       const lines = await store.listAudit({ limit: 500 });

@@ -68,7 +68,8 @@ export async function redactClosed(ctx: Ctx, before: Date, limit: number): Promi
       const r = await ctx.m.incidents
         .updateMany(
           { _id: { $in: done }, ...expired, ...UNREDACTED },
-          { $set: { redactedAt: now }, $unset: PLACE, $currentDate: { updatedAt: true } },
+          // the contacts' acknowledgements name them: they go with the place and the person's name
+          { $set: { redactedAt: now }, $unset: { ...PLACE, contactAcks: 1 }, $currentDate: { updatedAt: true } },
           { writeConcern: ctx.wc },
         )
         .exec();

@@ -67,7 +67,7 @@ export const MODERATION_SQL = Object.freeze({
           AND NOT EXISTS (SELECT 1 FROM incidents AS i WHERE i.timer_id = t.id AND NOT (${INCIDENT_EXPIRED}))
         ORDER BY t.resolved_at LIMIT @limit)
     RETURNING id`,
-  retentionIncidents: `UPDATE incidents SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, meeting = NULL, redacted_at = @now, updated_at = store_now()
+  retentionIncidents: `UPDATE incidents SET location_name = NULL, lat = NULL, lng = NULL, display_name = NULL, meeting = NULL, contact_acks = NULL, redacted_at = @now, updated_at = store_now()
     WHERE id IN (
         SELECT i.id FROM incidents AS i WHERE i.redacted_at IS NULL AND ${INCIDENT_EXPIRED}
           -- it waits while a delivery of it is still on its way or not anonymised yet
