@@ -79,7 +79,11 @@ export async function erasePerson(ctx: Ctx, userId: string, pseudonym: string): 
   counts.idempotencyRecords += panicKeys.reduce((n, i) => n + (i.sosKeys?.length ?? 0), 0);
   counts.incidents = (
     await ctx.m.incidents
-      .updateMany({ userId }, { $set: { userId: pseudonym }, $unset: { displayName: 1, sosKeys: 1, contactAcks: 1 }, $currentDate: { updatedAt: true } }, w)
+      .updateMany(
+        { userId },
+        { $set: { userId: pseudonym }, $unset: { displayName: 1, sosKeys: 1, contactAcks: 1 }, $currentDate: { updatedAt: true } },
+        w,
+      )
       .exec()
   ).modifiedCount;
   counts.deliveries = (await ctx.m.deliveries.updateMany({ userId }, { $set: { userId: pseudonym } }, w).exec()).modifiedCount;

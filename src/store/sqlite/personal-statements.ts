@@ -23,7 +23,8 @@ export const PERSONAL_SQL = Object.freeze({
   eraseIdempotency: 'DELETE FROM idempotency WHERE user_id = ?',
   eraseSosIdempotency: 'DELETE FROM sos_idempotency WHERE user_id = ?',
   // kept for review under the pseudonym; the display name goes now (retention takes the rest on its schedule)
-  pseudonymiseIncidents: 'UPDATE incidents SET user_id = @pseudonym, display_name = NULL, contact_acks = NULL, updated_at = store_now() WHERE user_id = @userId',
+  pseudonymiseIncidents:
+    'UPDATE incidents SET user_id = @pseudonym, display_name = NULL, contact_acks = NULL, updated_at = store_now() WHERE user_id = @userId',
   pseudonymiseDeliveries: 'UPDATE deliveries SET user_id = @pseudonym WHERE user_id = @userId',
   // a revocation line names the person in its id (domain/moderation.ts auditId.revoke) and target
   pseudonymiseAuditIds: `UPDATE audit SET id = 'revoke:' || @pseudonym || substr(id, length('revoke:' || @userId) + 1)
